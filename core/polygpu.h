@@ -1,0 +1,311 @@
+/* polygpu.h: the one public door of polygpu. Everything a binding or a C program may call. */
+#ifndef POLYGPU_H
+#define POLYGPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PG_VERSION_MAJOR 0
+#define PG_VERSION_MINOR 1
+#define PG_VERSION_PATCH 0
+
+/* Most devices one runtime drives; location arrays are sized PG_MAX_DEVICES + 1. */
+#define PG_MAX_DEVICES 16
+/* The host (CPU memory) where an API takes a device id. */
+#define PG_HOST (-1)
+/* Arrays have at most this many dimensions (row-major). */
+#define PG_MAX_DIMS 4
+
+/* Every public function returns a status; details are in pg_last_error(). */
+typedef enum pg_status {
+    PG_OK = 0,
+    PG_ERROR_ARGUMENT = 1,      /* a bad value passed by the caller */
+    PG_ERROR_STATE = 2,         /* a freed handle, or a call that would deadlock */
+    PG_ERROR_COMPILE = 3,       /* kernel source did not compile: see pg_last_error_log() */
+    PG_ERROR_DEVICE = 4,        /* a device, driver or library failed or is missing */
+    PG_ERROR_OUT_OF_MEMORY = 5, /* host or device memory exhausted */
+    PG_ERROR_NOT_FOUND = 6,     /* a named thing (policy, kernel, file) does not exist */
+    PG_ERROR_UNSUPPORTED = 7,   /* valid request the chosen devices cannot do */
+    PG_ERROR_IO = 8,            /* reading or writing a file failed */
+    PG_ERROR_INTERNAL = 9       /* a bug in polygpu: please report it */
+} pg_status;
+
+/* Element types. */
+typedef enum pg_dtype {
+    PG_INT8,
+    PG_INT16,
+    PG_INT32,
+    PG_INT64,
+    PG_UINT8,
+    PG_UINT16,
+    PG_UINT32,
+    PG_UINT64,
+    PG_FLOAT32,
+    PG_FLOAT64,
+    PG_DTYPE_COUNT
+} pg_dtype;
+
+/* How a kernel or host access uses an array. Bit 1 = reads old contents, bit 2 = writes. */
+typedef enum pg_access {
+    PG_ACCESS_IN = 1,   /* read only */
+    PG_ACCESS_OUT = 2,  /* every element written, old contents not needed */
+    PG_ACCESS_INOUT = 3 /* read and written (default for non-const pointers) */
+} pg_access;
+
+/* Thread-local message of the last failed call on this thread ("" if none). */
+const char *pg_last_error(void);
+/* Thread-local long detail of the last failure, e.g. a compiler log ("" if none). */
+const char *pg_last_error_log(void);
+/* Symbolic name of a status, e.g. "PG_ERROR_ARGUMENT". */
+const char *pg_status_name(pg_status s);
+
+/* dtype helpers. Names: "int8".."int64", "uint8".."uint64", "float32", "float64". */
+pg_status pg_dtype_parse(const char *name, pg_dtype *out);
+const char *pg_dtype_name(pg_dtype t); /* NULL for an invalid dtype */
+size_t pg_dtype_size(pg_dtype t);      /* 0 for an invalid dtype */
+
+/* ---------------------------------------------------------------- options */
+
+/* Runtime options. Start from pg_options_init(); NULL strings and negative numbers mean "the
+ * default, or the PG_<NAME> environment variable if set". Precedence: explicit field >
+ * environment > default. Strings are copied by pg_runtime_new. */
+typedef struct pg_options {
+    const char *devices;              /* "auto" | "cuda" | "cuda:0,2" | "host:4" */
+    const char *policy;               /* device policy name, default "minmax-transfer-time" */
+    const char *stream_policy;        /* "fifo" (default) | "always-new" */
+    const char *parent_stream_policy; /* "same-as-parent" | "disjoint" | "multigpu-disjoint"
+                                         (default) | "multigpu-early-disjoint" */
+    const char *execution;            /* "async" (default) | "sync" */
+    int prefetch;                     /* 1: input copies on a separate copy stream; 0 default */
+    const char *interconnect;         /* path of a bandwidth matrix CSV */
+    double exploration_threshold;     /* default 0.1 */
+    const char *log;                  /* "off" (default) | "info" | "debug" */
+    const char *trace;                /* path of a Chrome trace written at pg_runtime_free */
+    const char *cache_dir;            /* compiled-kernel cache, default ~/.cache/polygpu */
+} pg_options;
+
+void pg_options_init(pg_options *o);
+/* Set an option by its name (the same names as the struct fields) from a string, as a
+ * binding's keyword argument would. The value pointer is kept, not copied: keep it alive
+ * until pg_runtime_new returns. Unknown name or unparsable number: PG_ERROR_ARGUMENT. */
+pg_status pg_options_set(pg_options *o, const char *name, const char *value);
+
+/* ---------------------------------------------------------------- runtime */
+
+typedef struct pg_runtime pg_runtime;
+typedef struct pg_array pg_array;
+typedef struct pg_kernel pg_kernel;
+
+/* Create a runtime. opts may be NULL (defaults overridden by PG_* environment variables). */
+pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out);
+/* Wait for all work, write the trace if one was asked for, free every array and kernel
+ * still alive. Freeing twice is detected (PG_ERROR_STATE). */
+pg_status pg_runtime_free(pg_runtime *rt);
+/* Block until every computation submitted so far has finished. */
+pg_status pg_runtime_sync(pg_runtime *rt);
+
+typedef enum pg_device_kind { PG_DEVICE_CPU = 0, PG_DEVICE_CUDA = 1 } pg_device_kind;
+
+typedef struct pg_device_info {
+    int id;
+    pg_device_kind kind;
+    char name[128];
+    uint64_t memory_bytes;  /* total memory of the device */
+    int compute_major;      /* CUDA compute capability; 0 on CPU devices */
+    int compute_minor;
+    int multiprocessors;    /* SMs on a GPU, worker threads on a CPU device */
+} pg_device_info;
+
+/* Fill up to `capacity` entries; *count gets the number of devices (may exceed capacity). */
+pg_status pg_runtime_devices(pg_runtime *rt, pg_device_info *out, int capacity, int *count);
+
+/* Counters. A "location" is 0 for the host and d + 1 for device d. */
+typedef struct pg_stats {
+    int ndevices;
+    uint64_t computations;  /* kernels + host accesses + copies */
+    uint64_t kernels;
+    uint64_t host_accesses;
+    uint64_t copies;
+    uint64_t bytes_moved;   /* sum of link_bytes */
+    uint64_t link_bytes[PG_MAX_DEVICES + 1][PG_MAX_DEVICES + 1]; /* [src location][dst location] */
+    uint64_t host_wait_ns;  /* time host accesses and syncs spent waiting for devices */
+    uint64_t pending;       /* computations waiting for a mapped array to be released */
+} pg_stats;
+
+pg_status pg_runtime_stats(pg_runtime *rt, pg_stats *out);
+
+/* ---------------------------------------------------------------- arrays */
+
+/* A new array, zero-filled, dtype and up to PG_MAX_DIMS dimensions (row-major). */
+pg_status pg_array_new(pg_runtime *rt, pg_dtype dtype, int ndim, const int64_t *shape,
+                       pg_array **out);
+/* Release the handle. Safe while computations still use the array: the memory goes when
+ * they finish. A second free is detected (PG_ERROR_STATE). */
+pg_status pg_array_free(pg_array *a);
+
+typedef struct pg_array_desc {
+    uint64_t id;  /* the id used in the DAG export */
+    pg_dtype dtype;
+    int ndim;
+    int64_t shape[PG_MAX_DIMS];
+    uint64_t size;   /* elements */
+    uint64_t nbytes;
+    uint32_t valid;  /* bit L set: location L (0 host, d+1 device d) holds the current value */
+} pg_array_desc;
+
+pg_status pg_array_describe(pg_array *a, pg_array_desc *out);
+
+/* Copy `count` elements starting at flat index `first` to / from host memory. Blocks until
+ * the data is ready (read waits only for the array's last writer). */
+pg_status pg_array_read(pg_array *a, uint64_t first, uint64_t count, void *dst);
+pg_status pg_array_write(pg_array *a, uint64_t first, uint64_t count, const void *src);
+
+/* Zero-copy host access to the whole array: *ptr stays valid until the matching unmap.
+ * PG_ACCESS_IN waits for the last writer; OUT/INOUT also wait for readers, and make the host
+ * copy the only valid one. Kernels that conflict with a mapped array are held back (not
+ * failed) until it is unmapped. Maps nest; each needs its unmap. */
+pg_status pg_array_map(pg_array *a, pg_access access, void **ptr);
+pg_status pg_array_unmap(pg_array *a);
+
+/* ---------------------------------------------------------------- kernels */
+
+typedef struct pg_dim3 {
+    uint32_t x, y, z;
+} pg_dim3;
+
+/* A kernel from CUDA source. `name` is the __global__ function (a C++ name expression such
+ * as "axpy<float>" works). `signature` may be NULL (inferred from the source: const T* is
+ * in, T* inout, scalars by value) or a C parameter list whose pointers may be prefixed by
+ * in/out/inout: "out float *y, in const float *x, int n". `options` may be NULL or
+ * space-separated compiler options ("-O3 --use_fast_math -DN=4"). */
+pg_status pg_kernel_new(pg_runtime *rt, const char *source, const char *name,
+                        const char *signature, const char *options, pg_kernel **out);
+pg_status pg_kernel_free(pg_kernel *k);
+
+typedef struct pg_param_info {
+    char name[64];    /* parameter name ("" if unnamed) */
+    char type[96];    /* C type as written, e.g. "const float *" */
+    int is_array;     /* 1 for pointers */
+    pg_dtype dtype;   /* element type (pointers) or value type (scalars) */
+    pg_access access; /* pointers only */
+} pg_param_info;
+
+/* Fill up to `capacity` parameter descriptions; *count gets the number of parameters. */
+pg_status pg_kernel_params(pg_kernel *k, pg_param_info *out, int capacity, int *count);
+
+typedef enum pg_arg_kind { PG_ARG_ARRAY = 0, PG_ARG_SCALAR = 1 } pg_arg_kind;
+
+/* A launch argument. Scalars carry a dtype and a value in the matching member (int8..int64 in
+ * i, uint8..uint64 in u, float32/float64 in f); the runtime converts it to the parameter's
+ * type and fails with PG_ERROR_ARGUMENT if it does not fit. */
+typedef struct pg_arg {
+    pg_arg_kind kind;
+    pg_dtype dtype;
+    union {
+        pg_array *array;
+        int64_t i;
+        uint64_t u;
+        double f;
+    } v;
+} pg_arg;
+
+static inline pg_arg pg_arg_array(pg_array *a) {
+    pg_arg r;
+    r.kind = PG_ARG_ARRAY;
+    r.dtype = PG_FLOAT32;
+    r.v.array = a;
+    return r;
+}
+static inline pg_arg pg_arg_int(int64_t v) {
+    pg_arg r;
+    r.kind = PG_ARG_SCALAR;
+    r.dtype = PG_INT64;
+    r.v.i = v;
+    return r;
+}
+static inline pg_arg pg_arg_uint(uint64_t v) {
+    pg_arg r;
+    r.kind = PG_ARG_SCALAR;
+    r.dtype = PG_UINT64;
+    r.v.u = v;
+    return r;
+}
+static inline pg_arg pg_arg_double(double v) {
+    pg_arg r;
+    r.kind = PG_ARG_SCALAR;
+    r.dtype = PG_FLOAT64;
+    r.v.f = v;
+    return r;
+}
+static inline pg_arg pg_arg_float(float v) {
+    pg_arg r;
+    r.kind = PG_ARG_SCALAR;
+    r.dtype = PG_FLOAT32;
+    r.v.f = (double)v;
+    return r;
+}
+
+/* Submit a launch. Returns as soon as it is scheduled; argument errors are reported here and
+ * nothing is launched. */
+pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
+                           const pg_arg *args, int nargs);
+
+/* ---------------------------------------------------------------- policies */
+
+/* What a device policy sees: read-only. Locations: 0 host, d + 1 device d. */
+typedef struct pg_policy_device {
+    int id;
+    int busy_streams;   /* streams with unfinished work */
+    int streams;        /* streams created so far */
+    uint64_t inflight;  /* unfinished computations on this device */
+} pg_policy_device;
+
+typedef struct pg_policy_array {
+    uint64_t nbytes;
+    uint32_t valid;     /* location bitmask holding the current value */
+    pg_access access;
+} pg_policy_array;
+
+typedef struct pg_policy_view {
+    int ndevices;
+    const pg_policy_device *devices;
+    int narrays;
+    const pg_policy_array *arrays;
+    const double *bandwidth;   /* GB/s, (ndevices+1)^2 row-major, [src location][dst location] */
+    double exploration_threshold;
+    uint32_t candidates;       /* bit d: device d may be chosen (never 0) */
+} pg_policy_view;
+
+typedef struct pg_device_policy {
+    /* Per-runtime private state (may be NULL). Called once per runtime. */
+    void *(*create)(int ndevices);
+    /* Return a device id whose bit is set in view->candidates. Must not change the view. */
+    int (*choose)(void *state, const pg_policy_view *view);
+    void (*destroy)(void *state);
+} pg_device_policy;
+
+/* Register a device policy under `name` (copied) for runtimes created afterwards. Built-in
+ * names cannot be replaced. */
+pg_status pg_policy_register(const char *name, const pg_device_policy *policy);
+
+/* ---------------------------------------------------------------- observability */
+
+typedef enum pg_dag_format { PG_DAG_DOT = 0, PG_DAG_JSON = 1 } pg_dag_format;
+
+/* Write the DAG of the most recent computations (see PG_DAG_HISTORY in the docs). */
+pg_status pg_dag_export(pg_runtime *rt, pg_dag_format format, const char *path);
+/* The same as a string; free it with pg_string_free. */
+pg_status pg_dag_export_string(pg_runtime *rt, pg_dag_format format, char **out);
+void pg_string_free(char *s);
+
+/* Write a Chrome-trace JSON timeline (opens in Perfetto): one track per device stream. */
+pg_status pg_trace_write(pg_runtime *rt, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

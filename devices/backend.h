@@ -1,0 +1,86 @@
+/* backend.h: the operations a device backend (host threads, CUDA) offers the core. A backend
+ * knows devices, memory, streams, events, copies and compiled kernels; nothing of DAGs,
+ * arrays or policies. All functions may be called from any thread, but the core never calls
+ * two of them on the same stream at once. */
+#ifndef PG_BACKEND_H
+#define PG_BACKEND_H
+
+#include "polygpu.h"
+
+#define PG__MAX_PARAMS 64
+
+typedef struct pg__backend pg__backend; /* backend-private state */
+typedef struct pg__bstream pg__bstream; /* an in-order queue of work on one device */
+typedef struct pg__bevent pg__bevent;   /* a point in a stream; completes when work before it does */
+
+/* Start/end of one operation, in nanoseconds since the backend was opened. The core owns the
+ * struct; the backend fills it (possibly after the call returns, until the event after the
+ * operation completes) and the core reads it after calling timing_resolve. */
+typedef struct pg__timing {
+    uint64_t start_ns, end_ns;
+    void *priv[2]; /* backend's own (CUDA timing events) */
+} pg__timing;
+
+/* A kernel to build: the core has parsed its parameters already. */
+typedef struct pg__kernel_src {
+    const char *source;
+    const char *name;      /* function name or C++ name expression */
+    const char *options;   /* space-separated compiler options, may be NULL */
+    const pg_param_info *params;
+    int nparams;
+    const char *cache_dir; /* on-disk cache folder, may be NULL (no cache) */
+} pg__kernel_src;
+
+typedef struct pg__backend_ops {
+    const char *name; /* "host" or "cuda" */
+    void (*close)(pg__backend *b); /* all work finished; frees everything */
+    pg_status (*device_info)(pg__backend *b, int dev, pg_device_info *out);
+
+    /* Host memory for array copies (pinned where the backend benefits), zero-filled. */
+    pg_status (*host_alloc)(pg__backend *b, size_t bytes, void **out);
+    void (*host_free)(pg__backend *b, void *p);
+    /* Device memory, ordered on stream `s`. dev_free is called once no work uses p. */
+    pg_status (*dev_alloc)(pg__backend *b, int dev, size_t bytes, pg__bstream *s, void **out);
+    void (*dev_free)(pg__backend *b, int dev, void *p);
+    pg_status (*memset_zero)(pg__backend *b, pg__bstream *s, void *p, size_t bytes);
+
+    pg_status (*stream_new)(pg__backend *b, int dev, pg__bstream **out);
+    void (*stream_free)(pg__backend *b, pg__bstream *s); /* only once its work finished */
+
+    /* A new event marking everything enqueued on s so far. */
+    pg_status (*event_record)(pg__backend *b, pg__bstream *s, pg__bevent **out);
+    int (*event_done)(pg__backend *b, pg__bevent *e); /* 1 finished, 0 not yet; never blocks */
+    pg_status (*event_wait)(pg__backend *b, pg__bevent *e); /* block the calling thread */
+    pg_status (*stream_wait)(pg__backend *b, pg__bstream *s, pg__bevent *e); /* s waits for e */
+    void (*event_free)(pg__backend *b, pg__bevent *e);
+
+    /* Async copy on s. dev = PG_HOST for host memory. t may be NULL. */
+    pg_status (*copy)(pg__backend *b, pg__bstream *s, int dst_dev, void *dst, int src_dev,
+                      const void *src, size_t bytes, pg__timing *t);
+
+    /* Compile for every device of the backend (errors: PG_ERROR_COMPILE with the log set). */
+    pg_status (*kernel_build)(pg__backend *b, const pg__kernel_src *src, void **image);
+    /* The launchable function on `dev`, loaded lazily (first call per device). */
+    pg_status (*kernel_function)(pg__backend *b, void *image, int dev, void **fn);
+    void (*kernel_free)(pg__backend *b, void *image); /* only once no launch uses it */
+
+    /* Launch on s. params: one 8-byte slot per parameter (the value at the slot's start),
+     * copied before the call returns. t may be NULL. */
+    pg_status (*launch)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
+                        size_t shared_mem, const uint64_t *params, int nparams, pg__timing *t);
+
+    /* After the operation's completion: make t->start_ns/end_ns final. */
+    void (*timing_resolve)(pg__backend *b, pg__timing *t);
+    /* Release what the backend put in t->priv (may be called before completion only at close). */
+    void (*timing_release)(pg__backend *b, pg__timing *t);
+    int wants_timing_events; /* 1 if timing costs something (CUDA): core asks only when tracing */
+} pg__backend_ops;
+
+/* Open a backend. spec is the part after "host:" / "cuda:" (may be ""). enable_timing asks the
+ * backend to time operations (trace requested). On success *ndev >= 1. */
+pg_status pg__host_backend_open(const char *spec, int enable_timing, const pg__backend_ops **ops,
+                                pg__backend **b, int *ndev);
+pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__backend_ops **ops,
+                                pg__backend **b, int *ndev);
+
+#endif
