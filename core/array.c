@@ -1,0 +1,267 @@
+/* array.c: device arrays — creation, lifetime, buffers per location, host read/write/map. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Resolve a handle and lock its runtime; NULL (error set) if it is not a live array. */
+static pg__array *lock_array(pg_array *h, const char *fn) {
+    pg__array *a = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_ARRAY);
+    if (!a) {
+        pg__error(PG_ERROR_STATE, "%s: the array handle is invalid or was already freed", fn);
+        return NULL;
+    }
+    pthread_mutex_lock(&a->rt->mu);
+    return a;
+}
+
+static pg_status add_live(pg__runtime *rt, pg__array *a) {
+    if (rt->narrays == rt->caparrays) {
+        int cap = rt->caparrays ? rt->caparrays * 2 : 64;
+        pg__array **n = realloc(rt->arrays, (size_t)cap * sizeof *n);
+        if (!n)
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for the array table");
+        rt->arrays = n;
+        rt->caparrays = cap;
+    }
+    a->live_index = rt->narrays;
+    rt->arrays[rt->narrays++] = a;
+    return PG_OK;
+}
+
+static void remove_live(pg__runtime *rt, pg__array *a) {
+    pg__array *last = rt->arrays[--rt->narrays];
+    rt->arrays[a->live_index] = last;
+    last->live_index = a->live_index;
+}
+
+pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t *shape,
+                       pg_array **out) {
+    pg__error_clear();
+    pg__runtime *rt = pg__handle_get((uint64_t)(uintptr_t)rth, PG__H_RUNTIME);
+    if (!rt)
+        return pg__error(PG_ERROR_STATE, "pg_array_new: the runtime handle is invalid or freed");
+    if (!out || (ndim > 0 && !shape))
+        return pg__error(PG_ERROR_ARGUMENT, "pg_array_new: shape and out must not be NULL");
+    size_t esize = pg_dtype_size(dtype);
+    if (!esize)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_array_new: unknown dtype %d", (int)dtype);
+    if (ndim < 1 || ndim > PG_MAX_DIMS)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_array_new: %d dimensions; arrays have 1 to %d dimensions", ndim,
+                         PG_MAX_DIMS);
+    uint64_t size = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] <= 0)
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "pg_array_new: dimension %d has size %lld; sizes must be positive", i,
+                             (long long)shape[i]);
+        if ((uint64_t)shape[i] > (UINT64_C(1) << 48) / size)
+            return pg__error(PG_ERROR_ARGUMENT, "pg_array_new: shape is too large (over 2^48 elements)");
+        size *= (uint64_t)shape[i];
+    }
+    uint64_t nbytes = size * esize;
+    pthread_mutex_lock(&rt->mu);
+    uint64_t largest = 0;
+    for (int d = 0; d < rt->ndev; d++)
+        if (rt->dev[d].info.memory_bytes > largest)
+            largest = rt->dev[d].info.memory_bytes;
+    if (largest && nbytes > largest) {
+        pthread_mutex_unlock(&rt->mu);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY,
+                         "pg_array_new: %llu bytes is more than any device's memory (%llu bytes)",
+                         (unsigned long long)nbytes, (unsigned long long)largest);
+    }
+    pg__array *a = calloc(1, sizeof *a);
+    pg_status st = a ? PG_OK : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st)
+        st = add_live(rt, a);
+    if (!st) {
+        a->handle = pg__handle_new(PG__H_ARRAY, a);
+        if (!a->handle) {
+            remove_live(rt, a);
+            st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
+        }
+    }
+    if (st) {
+        pthread_mutex_unlock(&rt->mu);
+        free(a);
+        return st;
+    }
+    a->rt = rt;
+    a->id = ++rt->next_array_id;
+    a->refs = 1;
+    a->dtype = dtype;
+    a->ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        a->shape[i] = shape[i];
+    a->size = size;
+    a->nbytes = nbytes;
+    a->fresh = 1;
+    a->valid = (1u << (rt->ndev + 1)) - 1;
+    pthread_mutex_unlock(&rt->mu);
+    *out = (pg_array *)(uintptr_t)a->handle;
+    return PG_OK;
+}
+
+void pg__array_ref(pg__array *a) {
+    a->refs++;
+}
+
+void pg__array_unref(pg__array *a) {
+    if (--a->refs > 0)
+        return;
+    pg__runtime *rt = a->rt;
+    pg__dag_forget(rt, a);
+    for (int l = 0; l < PG__NLOC; l++)
+        pg__comp_set(rt, &a->ready[l], NULL);
+    if (a->host)
+        rt->ops->host_free(rt->b, a->host);
+    for (int d = 0; d < rt->ndev; d++)
+        if (a->dev[d])
+            rt->ops->dev_free(rt->b, d, a->dev[d]);
+    free(a);
+}
+
+pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
+    pg__runtime *rt = a->rt;
+    if (loc == 0) {
+        if (!a->host) {
+            pg_status st = rt->ops->host_alloc(rt->b, a->nbytes, &a->host);
+            if (st)
+                return st;
+        }
+        *out = a->host;
+        return PG_OK;
+    }
+    int d = loc - 1;
+    if (!a->dev[d]) {
+        pg_status st = rt->ops->dev_alloc(rt->b, d, a->nbytes, s->b, &a->dev[d]);
+        if (st)
+            return st;
+        if (a->fresh && (st = rt->ops->memset_zero(rt->b, s->b, a->dev[d], a->nbytes))) {
+            rt->ops->dev_free(rt->b, d, a->dev[d]);
+            a->dev[d] = NULL;
+            return st;
+        }
+    }
+    *out = a->dev[d];
+    return PG_OK;
+}
+
+pg_status pg_array_free(pg_array *h) {
+    pg__error_clear();
+    pg__array *a = lock_array(h, "pg_array_free");
+    if (!a)
+        return PG_ERROR_STATE;
+    pg__runtime *rt = a->rt;
+    if (a->map_count) {
+        pthread_mutex_unlock(&rt->mu);
+        return pg__error(PG_ERROR_STATE, "pg_array_free: array %llu is still mapped; unmap it first",
+                         (unsigned long long)a->id);
+    }
+    pg__handle_release(a->handle);
+    remove_live(rt, a);
+    pg__array_unref(a);
+    pthread_mutex_unlock(&rt->mu);
+    return PG_OK;
+}
+
+pg_status pg_array_describe(pg_array *h, pg_array_desc *out) {
+    pg__error_clear();
+    if (!out)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_array_describe: out must not be NULL");
+    pg__array *a = lock_array(h, "pg_array_describe");
+    if (!a)
+        return PG_ERROR_STATE;
+    memset(out, 0, sizeof *out);
+    out->id = a->id;
+    out->dtype = a->dtype;
+    out->ndim = a->ndim;
+    for (int i = 0; i < a->ndim; i++)
+        out->shape[i] = a->shape[i];
+    out->size = a->size;
+    out->nbytes = a->nbytes;
+    out->valid = a->valid;
+    pthread_mutex_unlock(&a->rt->mu);
+    return PG_OK;
+}
+
+static pg_status check_range(pg__array *a, uint64_t first, uint64_t count, const void *p,
+                             const char *fn) {
+    if (!p && count)
+        return pg__error(PG_ERROR_ARGUMENT, "%s: the host pointer is NULL", fn);
+    if (first > a->size || count > a->size - first)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "%s: elements [%llu, %llu) are out of range for array %llu of %llu "
+                         "elements",
+                         fn, (unsigned long long)first, (unsigned long long)(first + count),
+                         (unsigned long long)a->id, (unsigned long long)a->size);
+    return PG_OK;
+}
+
+/* One host access: begin, copy, end. */
+static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *dst,
+                           const void *src, const char *fn) {
+    pg__error_clear();
+    pg__array *a = lock_array(h, fn);
+    if (!a)
+        return PG_ERROR_STATE;
+    pg__runtime *rt = a->rt;
+    pg_status st = check_range(a, first, count, dst ? dst : src, fn);
+    if (!st && count) {
+        pg_access acc = dst ? PG_ACCESS_IN
+                            : (first == 0 && count == a->size ? PG_ACCESS_OUT : PG_ACCESS_INOUT);
+        pg__array_ref(a); /* a concurrent free must not take the memory while we copy */
+        st = pg__exec_host_begin(rt, a, acc);
+        if (!st) {
+            size_t es = pg_dtype_size(a->dtype);
+            char *host = (char *)a->host + first * es;
+            pthread_mutex_unlock(&rt->mu);
+            if (dst)
+                memcpy(dst, host, count * es);
+            else
+                memcpy(host, src, count * es);
+            pthread_mutex_lock(&rt->mu);
+            st = pg__exec_host_end(rt, a);
+        }
+        pg__array_unref(a);
+    }
+    pthread_mutex_unlock(&rt->mu);
+    return st;
+}
+
+pg_status pg_array_read(pg_array *h, uint64_t first, uint64_t count, void *dst) {
+    return host_copy(h, first, count, dst, NULL, "pg_array_read");
+}
+
+pg_status pg_array_write(pg_array *h, uint64_t first, uint64_t count, const void *src) {
+    return host_copy(h, first, count, NULL, src, "pg_array_write");
+}
+
+pg_status pg_array_map(pg_array *h, pg_access access, void **ptr) {
+    pg__error_clear();
+    if (!ptr)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_array_map: ptr must not be NULL");
+    if (access != PG_ACCESS_IN && access != PG_ACCESS_OUT && access != PG_ACCESS_INOUT)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_array_map: access %d is not in, out or inout",
+                         (int)access);
+    pg__array *a = lock_array(h, "pg_array_map");
+    if (!a)
+        return PG_ERROR_STATE;
+    pg_status st = pg__exec_host_begin(a->rt, a, access);
+    if (!st)
+        *ptr = a->host;
+    pthread_mutex_unlock(&a->rt->mu);
+    return st;
+}
+
+pg_status pg_array_unmap(pg_array *h) {
+    pg__error_clear();
+    pg__array *a = lock_array(h, "pg_array_unmap");
+    if (!a)
+        return PG_ERROR_STATE;
+    pg_status st = pg__exec_host_end(a->rt, a);
+    pthread_mutex_unlock(&a->rt->mu);
+    return st;
+}

@@ -1,0 +1,187 @@
+/* coherence.c: which locations hold each array's current value, and the copies that keep it
+ * so. State changes when work is scheduled, not when it finishes, so later computations plan
+ * against the future state (DESIGN decision 2). */
+#include "core/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int has_buffer(const pg__array *a, int loc) {
+    return loc == 0 ? a->host != NULL : a->dev[loc - 1] != NULL;
+}
+
+/* The valid location with the fastest link to dst. */
+static int best_source(pg__runtime *rt, const pg__array *a, int dst) {
+    int best = -1;
+    double bw = -1;
+    for (int l = 0; l <= rt->ndev; l++) {
+        if (l == dst || !(a->valid & PG__LOC_BIT(l)) || !has_buffer(a, l))
+            continue;
+        double b = pg__interconnect_bw(&rt->ic, l, dst);
+        if (b > bw) {
+            bw = b;
+            best = l;
+        }
+    }
+    return best;
+}
+
+static void loc_name(int loc, char *out, size_t cap) {
+    if (loc == 0)
+        snprintf(out, cap, "host");
+    else
+        snprintf(out, cap, "%d", loc - 1);
+}
+
+/* Issue a copy of a from location src to dst on stream s, as a computation of its own. */
+static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
+                            pg__comp **out) {
+    void *dbuf, *sbuf;
+    pg_status st = pg__array_buffer(a, dst, s, &dbuf);
+    if (!st)
+        st = pg__array_buffer(a, src, s, &sbuf);
+    pg__comp *cc = st ? NULL : pg__comp_new(rt, PG__COPY);
+    if (!st && !cc)
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st && !(cc->args = malloc(sizeof *cc->args)))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    pg__comp *producer = a->ready[src];
+    if (!st && producer && !(cc->parents = malloc(sizeof *cc->parents)))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (st) {
+        if (cc)
+            pg__comp_unref(rt, cc);
+        return st;
+    }
+    cc->args[0].array = a;
+    cc->args[0].access = PG_ACCESS_IN;
+    cc->nargs = 1;
+    pg__array_ref(a);
+    if (producer) {
+        pg__comp_ref(producer);
+        cc->parents[0] = producer;
+        cc->nparents = 1;
+    }
+    cc->copy_src = src;
+    cc->copy_dst = dst;
+    cc->copy_bytes = a->nbytes;
+    cc->device = s->device;
+    cc->stream = s;
+    char sn[16], dn[16], name[64];
+    loc_name(src, sn, sizeof sn);
+    loc_name(dst, dn, sizeof dn);
+    snprintf(name, sizeof name, "copy a%llu %s->%s", (unsigned long long)a->id, sn, dn);
+    if ((st = pg__dag_record(rt, cc, name))) {
+        pg__comp_unref(rt, cc);
+        return st;
+    }
+    pg__dag_record_device(rt, cc);
+    if (rt->timing)
+        cc->timed = 1;
+    st = pg__exec_order_after(rt, s, producer);
+    if (!st)
+        st = rt->ops->copy(rt->b, s->b, dst - 1, dbuf, src - 1, sbuf, a->nbytes,
+                           cc->timed ? &cc->timing : NULL);
+    if (!st)
+        st = rt->ops->event_record(rt->b, s->b, &cc->event);
+    if (st) {
+        cc->timed = 0;
+        pg__comp_unref(rt, cc);
+        return st;
+    }
+    pg__exec_issued(rt, cc, s);
+    rt->stats.computations++;
+    rt->stats.copies++;
+    rt->stats.link_bytes[src][dst] += a->nbytes;
+    rt->stats.bytes_moved += a->nbytes;
+    a->valid |= PG__LOC_BIT(dst);
+    pg__comp_set(rt, &a->ready[dst], cc);
+    pg__log(rt, 2, "%s (%llu bytes)", name, (unsigned long long)a->nbytes);
+    *out = cc;
+    return PG_OK;
+}
+
+static pg_status copy_stream(pg__runtime *rt, int dev, pg__stream **out) {
+    pg__device *d = &rt->dev[dev];
+    if (!d->copy_stream) {
+        pg__stream *s = calloc(1, sizeof *s);
+        if (!s)
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+        pg_status st = rt->ops->stream_new(rt->b, dev, &s->b);
+        if (st) {
+            free(s);
+            return st;
+        }
+        s->device = dev;
+        s->index = PG__MAX_STREAMS; /* shown as the device's copy stream */
+        d->copy_stream = s;
+    }
+    *out = d->copy_stream;
+    return PG_OK;
+}
+
+pg_status pg__coh_acquire(pg__runtime *rt, pg__comp *c, pg__array *a, int dev, pg__stream *s) {
+    int loc = PG__LOC(dev);
+    if (a->valid & PG__LOC_BIT(loc))
+        return pg__exec_order_after(rt, s, a->ready[loc]);
+    int src = best_source(rt, a, loc);
+    if (src < 0)
+        return pg__error(PG_ERROR_INTERNAL, "array %llu has no valid copy anywhere",
+                         (unsigned long long)a->id);
+    pg__stream *cs = s;
+    pg_status st = rt->opt.prefetch ? copy_stream(rt, dev, &cs) : PG_OK;
+    pg__comp *cc;
+    if (!st)
+        st = issue_copy(rt, a, src, loc, cs, &cc);
+    if (st)
+        return st;
+    pg__dag_record_add_parent(rt, c, cc->id);
+    if (cs != s)
+        st = rt->ops->stream_wait(rt->b, s->b, cc->event);
+    return st;
+}
+
+void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc) {
+    a->fresh = 0;
+    a->valid = PG__LOC_BIT(loc);
+    for (int l = 0; l <= rt->ndev; l++)
+        pg__comp_set(rt, &a->ready[l], l == loc ? c : NULL);
+}
+
+pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp **wait) {
+    *wait = NULL;
+    if (a->valid & PG__LOC_BIT(0)) {
+        if (a->ready[0]) {
+            pg__comp_ref(a->ready[0]);
+            *wait = a->ready[0];
+        }
+        return PG_OK;
+    }
+    int src = best_source(rt, a, 0);
+    if (src < 1)
+        return pg__error(PG_ERROR_INTERNAL, "array %llu has no valid copy anywhere",
+                         (unsigned long long)a->id);
+    /* Copy on the producer's stream when it is still running: no cross-stream wait needed. */
+    pg__comp *r = a->ready[src];
+    pg__stream *s = NULL;
+    pg_status st = PG_OK;
+    if (r && r->stream && !pg__comp_done(rt, r))
+        s = r->stream;
+    else {
+        pg__device *d = &rt->dev[src - 1];
+        for (int i = 0; i < d->nstreams && !s; i++)
+            if (!pg__stream_busy(rt, d->streams[i]))
+                s = d->streams[i];
+        if (!s)
+            st = pg__stream_get_new(rt, src - 1, &s);
+    }
+    pg__comp *cc;
+    if (!st)
+        st = issue_copy(rt, a, src, 0, s, &cc);
+    if (st)
+        return st;
+    pg__dag_record_add_parent(rt, c, cc->id);
+    pg__comp_ref(cc);
+    *wait = cc;
+    return PG_OK;
+}

@@ -1,0 +1,96 @@
+/* comp.c: computation objects — creation, reference counting, and observing completion. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+pg__comp *pg__comp_new(pg__runtime *rt, pg__comp_kind kind) {
+    pg__comp *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->id = ++rt->next_comp_id;
+    c->refs = 1;
+    c->kind = kind;
+    c->state = PG__PENDING;
+    c->device = PG_HOST;
+    return c;
+}
+
+void pg__comp_ref(pg__comp *c) {
+    c->refs++;
+}
+
+/* Drop what only unfinished work needs: arrays, kernel, parents, launch data. */
+static void release_work(pg__runtime *rt, pg__comp *c) {
+    for (int i = 0; i < c->nargs; i++)
+        pg__array_unref(c->args[i].array);
+    free(c->args);
+    c->args = NULL;
+    c->nargs = 0;
+    for (int i = 0; i < c->nparents; i++)
+        pg__comp_unref(rt, c->parents[i]);
+    free(c->parents);
+    c->parents = NULL;
+    c->nparents = 0;
+    if (c->kernel)
+        pg__kernel_unref(c->kernel);
+    c->kernel = NULL;
+    free(c->slots);
+    free(c->slot_arg);
+    c->slots = NULL;
+    c->slot_arg = NULL;
+}
+
+void pg__comp_unref(pg__runtime *rt, pg__comp *c) {
+    if (!c || --c->refs > 0)
+        return;
+    release_work(rt, c);
+    if (c->timed)
+        rt->ops->timing_release(rt->b, &c->timing);
+    if (c->event)
+        rt->ops->event_free(rt->b, c->event);
+    free(c);
+}
+
+void pg__comp_set(pg__runtime *rt, pg__comp **slot, pg__comp *c) {
+    if (c)
+        pg__comp_ref(c);
+    pg__comp *old = *slot;
+    *slot = c;
+    pg__comp_unref(rt, old);
+}
+
+static void finish(pg__runtime *rt, pg__comp *c) {
+    c->state = PG__DONE;
+    if (c->timed) {
+        rt->ops->timing_resolve(rt->b, &c->timing);
+        pg__dag_record_timing(rt, c);
+        rt->ops->timing_release(rt->b, &c->timing);
+        c->timed = 0;
+    }
+    if (c->device >= 0 && rt->dev[c->device].inflight > 0)
+        rt->dev[c->device].inflight--;
+    release_work(rt, c);
+}
+
+int pg__comp_done(pg__runtime *rt, pg__comp *c) {
+    switch (c->state) {
+    case PG__DONE:
+        return 1;
+    case PG__ISSUED:
+        if (c->event && rt->ops->event_done(rt->b, c->event)) {
+            finish(rt, c);
+            return 1;
+        }
+        return 0;
+    case PG__PENDING:
+    case PG__OPEN:
+        return 0;
+    }
+    return 0;
+}
+
+/* Host accesses end by the core's own hand, not by an event. */
+void pg__comp_finish_host(pg__runtime *rt, pg__comp *c) {
+    finish(rt, c);
+}

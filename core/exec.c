@@ -1,0 +1,348 @@
+/* exec.c: the execution context — submit, schedule onto a device stream, host accesses, work
+ * held back behind mapped arrays, waiting and syncing. Every function runs with rt->mu held;
+ * the only waits drop it. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void list_push(pg__comp **head, pg__comp **tail, pg__comp *c) {
+    pg__comp_ref(c);
+    c->next = NULL;
+    if (*tail)
+        (*tail)->next = c;
+    else
+        *head = c;
+    *tail = c;
+}
+
+void pg__exec_sweep(pg__runtime *rt, int max) {
+    while (rt->inflight_head && max-- > 0) {
+        pg__comp *c = rt->inflight_head;
+        if (!pg__comp_done(rt, c))
+            break;
+        rt->inflight_head = c->next;
+        if (!rt->inflight_head)
+            rt->inflight_tail = NULL;
+        c->next = NULL;
+        pg__comp_unref(rt, c);
+    }
+}
+
+pg_status pg__exec_wait_event(pg__runtime *rt, pg__bevent *e) {
+    uint64_t t0 = pg__now_ns();
+    pthread_mutex_unlock(&rt->mu);
+    pg_status st = rt->ops->event_wait(rt->b, e);
+    pthread_mutex_lock(&rt->mu);
+    rt->stats.host_wait_ns += pg__now_ns() - t0;
+    return st;
+}
+
+/* Would waiting for c wait for a host access this thread itself holds open? */
+static pg__comp *self_blocker(pg__comp *c) {
+    pg__comp *b = c->state == PG__OPEN ? c : c->state == PG__PENDING ? c->blocker : NULL;
+    return b && b->state == PG__OPEN && pthread_equal(b->owner, pthread_self()) ? b : NULL;
+}
+
+static pg_status deadlock_error(pg__comp *b) {
+    return pg__error(PG_ERROR_STATE,
+                     "this would wait for array %llu, which this thread has mapped or is "
+                     "accessing: unmap it (release the view) first",
+                     b->nargs ? (unsigned long long)b->args[0].array->id : 0ULL);
+}
+
+pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c) {
+    pg_status st = PG_OK;
+    pg__comp_ref(c);
+    while (!st && !pg__comp_done(rt, c)) {
+        pg__comp *b = self_blocker(c);
+        if (b)
+            st = deadlock_error(b);
+        else if (c->state == PG__ISSUED)
+            st = pg__exec_wait_event(rt, c->event);
+        else {
+            uint64_t t0 = pg__now_ns();
+            pthread_cond_wait(&rt->cond, &rt->mu);
+            rt->stats.host_wait_ns += pg__now_ns() - t0;
+        }
+    }
+    pg__comp_unref(rt, c);
+    return st;
+}
+
+void pg__exec_issued(pg__runtime *rt, pg__comp *c, pg__stream *s) {
+    c->state = PG__ISSUED;
+    pg__comp_set(rt, &s->last, c);
+    s->last_use = ++rt->submissions;
+    rt->dev[s->device].inflight++;
+    list_push(&rt->inflight_head, &rt->inflight_tail, c);
+}
+
+pg_status pg__exec_order_after(pg__runtime *rt, pg__stream *s, pg__comp *p) {
+    if (!p || p->stream == s || pg__comp_done(rt, p) || p->state != PG__ISSUED)
+        return PG_OK;
+    return rt->ops->stream_wait(rt->b, s->b, p->event);
+}
+
+/* Record c in the DAG and in its arrays' histories, once. */
+static pg_status accept(pg__runtime *rt, pg__comp *c, const char *name) {
+    if (c->recorded)
+        return PG_OK;
+    pg_status st = pg__dag_record(rt, c, name);
+    if (!st)
+        st = pg__dag_commit(rt, c);
+    if (st)
+        return st;
+    c->recorded = 1;
+    rt->stats.computations++;
+    if (c->kind == PG__KERNEL)
+        rt->stats.kernels++;
+    else
+        rt->stats.host_accesses++;
+    return PG_OK;
+}
+
+static pg_status kernel_function(pg__runtime *rt, pg__kernel *k, int dev, void **fn) {
+    if (!k->fn[dev]) {
+        pg_status st = rt->ops->kernel_function(rt->b, k->image, dev, &k->fn[dev]);
+        if (st)
+            return st;
+    }
+    *fn = k->fn[dev];
+    return PG_OK;
+}
+
+/* Place c on a device and stream, move its inputs there, launch it, update coherence. */
+static pg_status schedule(pg__runtime *rt, pg__comp *c) {
+    int dev;
+    pg__stream *s;
+    pg__comp *sp = NULL;
+    pg_status st = pg__policy_place(rt, c, &dev, &s, &sp);
+    if (!st && !s)
+        st = pg__stream_get_new(rt, dev, &s);
+    void *buf[PG__MAX_PARAMS];
+    uint64_t zeroed = 0; /* args whose buffer this launch creates as zeros on s */
+    for (int i = 0; !st && i < c->nargs; i++) {
+        pg__array *a = c->args[i].array;
+        if (a->fresh && !a->dev[dev])
+            zeroed |= UINT64_C(1) << i;
+        st = pg__array_buffer(a, PG__LOC(dev), s, &buf[i]);
+    }
+    void *fn = NULL;
+    if (!st)
+        st = kernel_function(rt, c->kernel, dev, &fn);
+    if (!st)
+        st = accept(rt, c, c->kernel->name);
+    if (st)
+        return st;
+    /* From here on the computation is part of the program: failures are device failures. */
+    if (sp)
+        sp->stream_taken = 1;
+    c->device = dev;
+    c->stream = s;
+    pg__dag_record_device(rt, c);
+    for (int i = 0; !st && i < c->nparents; i++)
+        st = pg__exec_order_after(rt, s, c->parents[i]);
+    for (int i = 0; !st && i < c->nargs; i++)
+        if (c->args[i].access & PG_ACCESS_IN)
+            st = pg__coh_acquire(rt, c, c->args[i].array, dev, s);
+    for (int i = 0; i < c->nslots; i++)
+        if (c->slot_arg[i] >= 0)
+            c->slots[i] = (uint64_t)(uintptr_t)buf[c->slot_arg[i]];
+    if (!st && rt->timing)
+        c->timed = 1;
+    if (!st)
+        st = rt->ops->launch(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots,
+                             c->nslots, c->timed ? &c->timing : NULL);
+    if (!st)
+        st = rt->ops->event_record(rt->b, s->b, &c->event);
+    if (st) {
+        c->timed = 0;
+        return st;
+    }
+    pg__exec_issued(rt, c, s);
+    for (int i = 0; i < c->nargs; i++) {
+        pg__array *a = c->args[i].array;
+        if (c->args[i].access & PG_ACCESS_OUT)
+            pg__coh_write(rt, c, a, PG__LOC(dev));
+        else if (zeroed & (UINT64_C(1) << i))
+            pg__comp_set(rt, &a->ready[PG__LOC(dev)], c); /* zeros are there after c starts */
+    }
+    pg__log(rt, 2, "kernel %s #%llu -> device %d stream %d", c->kernel->name,
+            (unsigned long long)c->id, dev, s->index);
+    /* Parents were needed only to order this launch. */
+    for (int i = 0; i < c->nparents; i++)
+        pg__comp_unref(rt, c->parents[i]);
+    free(c->parents);
+    c->parents = NULL;
+    c->nparents = 0;
+    return PG_OK;
+}
+
+/* The open host access that a parent holds c back for, or NULL if c can run now. */
+static pg__comp *find_blocker(pg__comp *c) {
+    for (int i = 0; i < c->nparents; i++) {
+        pg__comp *p = c->parents[i];
+        if (p->state == PG__OPEN)
+            return p;
+        if (p->state == PG__PENDING)
+            return p->blocker;
+    }
+    return NULL;
+}
+
+pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
+    pg__exec_sweep(rt, 8);
+    pg_status st = pg__dag_parents(rt, c->args, c->nargs, &c->parents, &c->nparents);
+    if (st)
+        return st;
+    c->blocker = find_blocker(c);
+    if (c->blocker) {
+        st = accept(rt, c, c->kernel->name);
+        if (st)
+            return st;
+        c->state = PG__PENDING;
+        list_push(&rt->pending_head, &rt->pending_tail, c);
+        rt->stats.pending++;
+        return PG_OK;
+    }
+    return schedule(rt, c);
+}
+
+/* Issue, in submission order, the held-back computations nothing holds back any more. */
+static pg_status issue_pending(pg__runtime *rt) {
+    pg_status first = PG_OK;
+    pg__comp **link = &rt->pending_head, *prev = NULL;
+    while (*link) {
+        pg__comp *c = *link;
+        c->blocker = find_blocker(c);
+        if (c->blocker) {
+            prev = c;
+            link = &c->next;
+            continue;
+        }
+        *link = c->next;
+        if (rt->pending_tail == c)
+            rt->pending_tail = prev;
+        c->next = NULL;
+        rt->stats.pending--;
+        pg_status st = schedule(rt, c);
+        if (st) {
+            /* Nobody waits on a failed computation forever: it counts as finished. */
+            pg__log(rt, 1, "held-back kernel %s #%llu failed: %s", c->kernel->name,
+                    (unsigned long long)c->id, pg_last_error());
+            if (!first)
+                first = st;
+            pg__comp_finish_host(rt, c);
+        }
+        pg__comp_unref(rt, c);
+    }
+    pthread_cond_broadcast(&rt->cond);
+    return first;
+}
+
+pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
+    pg__comp *old = a->map_comp;
+    int write = (access & PG_ACCESS_OUT) != 0;
+    if (old && (!write || old->kind == PG__HOST_WRITE)) {
+        a->map_count++; /* nested access within what is already granted */
+        return PG_OK;
+    }
+    pg__carg arg = {a, access};
+    pg__comp **ps = NULL;
+    int n = 0;
+    pg_status st = pg__dag_parents(rt, &arg, 1, &ps, &n);
+    for (int i = 0; !st && i < n; i++) {
+        pg__comp *b = ps[i] == old ? NULL : self_blocker(ps[i]);
+        if (b)
+            st = deadlock_error(b);
+    }
+    pg__comp *c = st ? NULL : pg__comp_new(rt, write ? PG__HOST_WRITE : PG__HOST_READ);
+    if (!st && !c)
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st && !(c->args = malloc(sizeof *c->args)))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    void *host = NULL;
+    if (!st)
+        st = pg__array_buffer(a, 0, NULL, &host);
+    if (st) {
+        for (int i = 0; i < n; i++)
+            pg__comp_unref(rt, ps[i]);
+        free(ps);
+        if (c)
+            pg__comp_unref(rt, c);
+        return st;
+    }
+    c->args[0] = arg;
+    c->nargs = 1;
+    pg__array_ref(a);
+    c->parents = ps;
+    c->nparents = n;
+    c->owner = pthread_self();
+    st = accept(rt, c, write ? "host_write" : "host_read");
+    if (st) {
+        pg__comp_unref(rt, c);
+        return st;
+    }
+    c->state = PG__OPEN;
+    c->timing.start_ns = pg__now_ns() - rt->epoch_ns;
+    a->map_comp = c; /* the reference from comp_new */
+    a->map_count++;
+    if (old) {
+        /* A read access upgraded to a write: the read part ends here. */
+        old->timing.end_ns = c->timing.start_ns;
+        pg__dag_record_timing(rt, old);
+        pg__comp_finish_host(rt, old);
+        pg__comp_unref(rt, old);
+    }
+    pg__comp *wait = NULL;
+    if (access & PG_ACCESS_IN)
+        st = pg__coh_to_host(rt, c, a, &wait);
+    if (!st && write)
+        pg__coh_write(rt, c, a, 0);
+    for (int i = 0; !st && i < c->nparents; i++)
+        if (c->parents[i] != old)
+            st = pg__exec_wait(rt, c->parents[i]);
+    if (!st && wait)
+        st = pg__exec_wait(rt, wait);
+    if (wait)
+        pg__comp_unref(rt, wait);
+    if (st) {
+        pg__exec_host_end(rt, a); /* the caller gets no access, so nothing will end it */
+        return st;
+    }
+    c->timing.start_ns = pg__now_ns() - rt->epoch_ns;
+    return PG_OK;
+}
+
+pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a) {
+    if (!a->map_count)
+        return pg__error(PG_ERROR_STATE, "array %llu is not mapped", (unsigned long long)a->id);
+    if (--a->map_count)
+        return PG_OK;
+    pg__comp *c = a->map_comp;
+    a->map_comp = NULL;
+    c->timing.end_ns = pg__now_ns() - rt->epoch_ns;
+    pg__dag_record_timing(rt, c);
+    pg__comp_finish_host(rt, c);
+    pg__comp_unref(rt, c);
+    return issue_pending(rt);
+}
+
+pg_status pg__exec_sync(pg__runtime *rt) {
+    for (;;) {
+        pg__exec_sweep(rt, 1 << 30);
+        if (rt->pending_head) {
+            pg__comp *b = self_blocker(rt->pending_head);
+            if (b)
+                return deadlock_error(b);
+            pthread_cond_wait(&rt->cond, &rt->mu);
+            continue;
+        }
+        if (!rt->inflight_head)
+            return PG_OK;
+        pg_status st = pg__exec_wait(rt, rt->inflight_head);
+        if (st)
+            return st;
+    }
+}

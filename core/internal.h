@@ -1,0 +1,303 @@
+/* internal.h: the core's private types — runtime, arrays, kernels, computations, streams —
+ * shared by core/, dag/ and policies/. Bindings never include this. */
+#ifndef PG_INTERNAL_H
+#define PG_INTERNAL_H
+
+#include "core/error.h"
+#include "devices/backend.h"
+#include "devices/interconnect.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define PG__MAX_STREAMS 32    /* streams per device; past that the least recently used is reused */
+#define PG__DAG_HISTORY 65536 /* computations kept for DAG export and the trace */
+
+typedef struct pg__runtime pg__runtime;
+typedef struct pg__array pg__array;
+typedef struct pg__kernel pg__kernel;
+typedef struct pg__comp pg__comp;
+typedef struct pg__stream pg__stream;
+
+/* Location index: 0 = host, d + 1 = device d. */
+#define PG__LOC(dev) ((dev) + 1)
+#define PG__LOC_BIT(loc) (1u << (loc))
+
+/* ---- handles: user-visible pointers are generation-checked ids, so a freed or doubly freed
+ * handle is detected instead of touching freed memory. */
+enum { PG__H_RUNTIME = 1, PG__H_ARRAY = 2, PG__H_KERNEL = 3 };
+uint64_t pg__handle_new(int kind, void *obj); /* 0 when out of memory */
+void *pg__handle_get(uint64_t h, int kind);   /* NULL if not a live handle of that kind */
+void pg__handle_release(uint64_t h);
+
+/* ---- computations: a kernel launch, a host access, or a copy. Owned by references: the
+ * runtime's in-flight and pending lists, arrays' histories, streams' last slots, children. */
+typedef enum { PG__KERNEL, PG__HOST_READ, PG__HOST_WRITE, PG__COPY } pg__comp_kind;
+typedef enum {
+    PG__PENDING, /* submitted, held back until a host access it depends on ends */
+    PG__OPEN,    /* host access in progress (until unmap) */
+    PG__ISSUED,  /* handed to a backend stream; done when its event completes */
+    PG__DONE
+} pg__comp_state;
+
+typedef struct pg__carg {
+    pg__array *array; /* one reference held until the computation is done */
+    pg_access access; /* union of the accesses of every parameter bound to this array */
+} pg__carg;
+
+struct pg__comp {
+    uint64_t id;
+    int refs;
+    pg__comp_kind kind;
+    pg__comp_state state;
+    int device;         /* PG_HOST for host accesses */
+    pg__stream *stream; /* NULL for host accesses */
+    pg__bevent *event;  /* completes with the computation (issued device work) */
+    pg__timing timing;
+    int timed;
+    int stream_taken;   /* a child already reuses this computation's stream */
+    pthread_t owner;    /* host accesses: the thread that opened it */
+    pg__comp *blocker;  /* pending: the open host access it ultimately waits for */
+    int nargs;
+    pg__carg *args;
+    int nparents;
+    pg__comp **parents; /* references, dropped once issued */
+    /* kernel launch (kept while pending) */
+    pg__kernel *kernel;
+    pg_dim3 grid, block;
+    size_t shared_mem;
+    int nslots;
+    uint64_t *slots;
+    int8_t *slot_arg; /* per parameter: index into args, or -1 for a scalar */
+    /* copy */
+    int copy_src, copy_dst; /* locations */
+    uint64_t copy_bytes;
+    int recorded;   /* in the DAG and the arrays' histories already */
+    pg__comp *next; /* in-flight or pending list */
+};
+
+/* ---- arrays */
+struct pg__array {
+    pg__runtime *rt;
+    uint64_t handle;
+    uint64_t id;
+    int refs; /* the user's handle + each computation using it */
+    pg_dtype dtype;
+    int ndim;
+    int64_t shape[PG_MAX_DIMS];
+    uint64_t size, nbytes;
+    void *host;                   /* host copy, allocated on first use */
+    void *dev[PG_MAX_DEVICES];    /* device copies, allocated on first use */
+    uint32_t valid;               /* locations holding the current value */
+    int fresh;                    /* never written: every location is valid as zeros */
+    pg__comp *ready[PG__NLOC];    /* after which the copy at a location is current */
+    /* dependency history (dag/) */
+    pg__comp *last_writer;
+    pg__comp **readers;
+    int nreaders, capreaders;
+    /* host mapping */
+    pg__comp *map_comp;
+    int map_count;
+    int live_index; /* position in rt->arrays */
+};
+
+/* ---- kernels */
+struct pg__kernel {
+    pg__runtime *rt;
+    uint64_t handle;
+    int refs;
+    char *name;
+    int nparams;
+    pg_param_info *params;
+    void *image;                  /* backend's compiled kernel */
+    void *fn[PG_MAX_DEVICES];     /* loaded lazily per device */
+    int live_index;               /* position in rt->kernels */
+};
+
+/* ---- streams (per device, in creation order) */
+struct pg__stream {
+    int device;
+    int index;         /* per device, from 0 */
+    pg__bstream *b;
+    pg__comp *last;    /* last computation issued on it (reference) */
+    uint64_t last_use; /* submission counter when last chosen, for LRU reuse */
+};
+
+typedef struct pg__device {
+    pg_device_info info;
+    int nstreams;
+    pg__stream *streams[PG__MAX_STREAMS];
+    pg__stream *copy_stream; /* prefetch: input copies go here */
+    uint64_t inflight;
+} pg__device;
+
+/* A device policy instance (policies/). */
+typedef struct pg__policy {
+    char name[64];
+    pg_device_policy ops;
+    void *state;
+} pg__policy;
+
+typedef enum { PG__NEW_FIFO, PG__NEW_ALWAYS } pg__new_stream_policy;
+typedef enum {
+    PG__PARENT_SAME,
+    PG__PARENT_DISJOINT,
+    PG__PARENT_MULTIGPU_DISJOINT,
+    PG__PARENT_MULTIGPU_EARLY_DISJOINT
+} pg__parent_stream_policy;
+
+/* The most recent computations, for export (dag/record.c). */
+typedef struct pg__record {
+    uint64_t id; /* 0 = empty slot */
+    pg__comp_kind kind;
+    char name[64];
+    int device, stream;
+    int nargs;
+    uint64_t *arg_ids;
+    pg_access *arg_access;
+    int nparents;
+    uint64_t *parent_ids;
+    uint64_t start_ns, end_ns;
+    uint64_t bytes; /* copies */
+    int src, dst;   /* copies: locations */
+} pg__record;
+
+typedef struct pg__options_resolved {
+    char devices[128];
+    char policy[64];
+    pg__new_stream_policy stream_policy;
+    pg__parent_stream_policy parent_stream_policy;
+    int sync;
+    int prefetch;
+    char interconnect[1024];
+    double exploration_threshold;
+    int log; /* 0 off, 1 info, 2 debug */
+    char trace[1024];
+    char cache_dir[1024];
+} pg__options_resolved;
+
+struct pg__runtime {
+    uint64_t handle;
+    pthread_mutex_t mu;
+    pthread_cond_t cond; /* host accesses ended, pending computations issued */
+    pg__options_resolved opt;
+    const pg__backend_ops *ops;
+    pg__backend *b;
+    int ndev;
+    pg__device dev[PG_MAX_DEVICES];
+    pg__interconnect ic;
+    pg__policy policy;
+    uint64_t next_comp_id, next_array_id, submissions;
+    pg__comp *inflight_head, *inflight_tail;
+    pg__comp *pending_head, *pending_tail;
+    pg_stats stats;
+    pg__record *records; /* ring of PG__DAG_HISTORY */
+    int timing;          /* ask the backend for timing */
+    uint64_t epoch_ns;   /* pg__now_ns() when the backend opened: host-side trace times */
+    /* live handles, freed by pg_runtime_free */
+    pg__array **arrays;
+    int narrays, caparrays;
+    pg__kernel **kernels;
+    int nkernels, capkernels;
+};
+
+/* ---- options (core/options.c) */
+pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *out);
+
+/* ---- computations (core/comp.c) */
+pg__comp *pg__comp_new(pg__runtime *rt, pg__comp_kind kind);
+void pg__comp_ref(pg__comp *c);
+void pg__comp_unref(pg__runtime *rt, pg__comp *c);
+/* Done: finished and observed (marks it DONE, resolves timing). Never blocks. */
+int pg__comp_done(pg__runtime *rt, pg__comp *c);
+void pg__comp_set(pg__runtime *rt, pg__comp **slot, pg__comp *c); /* ref c, unref old */
+void pg__comp_finish_host(pg__runtime *rt, pg__comp *c);          /* a host access ended */
+
+/* ---- arrays (core/array.c) */
+void pg__array_ref(pg__array *a);
+void pg__array_unref(pg__array *a);
+/* The buffer at a location, allocated on first use (zeroed if the array is fresh). */
+pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out);
+
+/* ---- kernels (core/kernel.c) */
+void pg__kernel_unref(pg__kernel *k);
+
+/* ---- streams (core/streams.c) */
+pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out);
+int pg__stream_busy(pg__runtime *rt, pg__stream *s);
+/* A new stream on dev, or past PG__MAX_STREAMS the least recently used one. */
+pg_status pg__stream_get_new(pg__runtime *rt, int dev, pg__stream **out);
+void pg__streams_free(pg__runtime *rt);
+
+/* ---- execution (core/exec.c) */
+/* Submit a computation whose args are set; schedules it now or holds it back. Lock held. */
+pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c);
+/* Begin a host access to a: waits (unlocked) until the host copy may be used that way. Lock
+ * held on entry and exit. Accesses nest (a->map_count); each needs a host_end. */
+pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access);
+pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a);
+/* Wait until c is finished; lock held on entry and exit. */
+pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c);
+pg_status pg__exec_sync(pg__runtime *rt);
+void pg__exec_sweep(pg__runtime *rt, int max);
+/* c was handed to stream s: mark it issued, last on s, in flight. */
+void pg__exec_issued(pg__runtime *rt, pg__comp *c, pg__stream *s);
+/* Make s wait for p unless p is finished or already ordered before s's next work. */
+pg_status pg__exec_order_after(pg__runtime *rt, pg__stream *s, pg__comp *p);
+/* Wait for an event without the lock, counting the time as host wait. */
+pg_status pg__exec_wait_event(pg__runtime *rt, pg__bevent *e);
+
+/* ---- coherence (core/coherence.c) */
+/* Make a's current value usable on device dev by computation c that runs on stream s: issues
+ * a copy (a copy computation) if c reads a and dev's copy is stale, and makes s wait for the
+ * copy that made dev's copy current. Buffers must exist (pg__array_buffer). */
+pg_status pg__coh_acquire(pg__runtime *rt, pg__comp *c, pg__array *a, int dev, pg__stream *s);
+/* c writes a at location loc: from now on only loc is valid, current after c. */
+void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc);
+/* Bring the host copy up to date for host access c; *wait gets the computation to wait for
+ * (a reference, or NULL). */
+pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp **wait);
+
+/* ---- dag (dag/) */
+/* Parents of a computation using (array, access) pairs, from each array's history. *out is
+ * malloc'ed; finished computations are included (they are edges of the DAG) and flagged by
+ * pg__comp_done when waited on. */
+pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__comp ***out,
+                          int *n);
+/* Record c in each array's history (after c was accepted). */
+pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c);
+void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array freed) */
+pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name);
+void pg__dag_record_device(pg__runtime *rt, pg__comp *c); /* device/stream chosen */
+void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent);
+void pg__dag_record_timing(pg__runtime *rt, pg__comp *c);
+void pg__dag_records_free(pg__runtime *rt);
+pg_status pg__dag_to_json(pg__runtime *rt, char **out);
+pg_status pg__dag_to_dot(pg__runtime *rt, char **out);
+pg_status pg__trace_to_json(pg__runtime *rt, char **out);
+pg_status pg__trace_write_file(pg__runtime *rt, const char *path); /* lock not held */
+
+/* ---- policies (policies/) */
+pg_status pg__policy_open(const char *name, int ndevices, pg__policy *out);
+void pg__policy_close(pg__policy *p);
+/* Choose a device and a stream for c (the Figure 5 flow); reads state only. *stream = NULL
+ * asks the caller for a new stream on *device. Marks nothing: the caller sets stream_taken. */
+pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream **stream,
+                           pg__comp **stream_parent);
+const char *pg__policy_names(void); /* "round-robin, stream-aware, ..." */
+
+/* ---- logging */
+void pg__log(pg__runtime *rt, int level, const char *fmt, ...) PG__PRINTF(3, 4);
+
+/* ---- a growable string for the exporters */
+typedef struct pg__buf {
+    char *data;
+    size_t len, cap;
+    int failed;
+} pg__buf;
+void pg__buf_printf(pg__buf *b, const char *fmt, ...) PG__PRINTF(2, 3);
+void pg__buf_json_string(pg__buf *b, const char *s);
+
+uint64_t pg__now_ns(void);
+
+#endif

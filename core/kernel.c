@@ -1,0 +1,313 @@
+/* kernel.c: kernels — compilation through the backend, parameters, argument checking, launch. */
+#include "core/internal.h"
+#include "nvrtc/signature.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
+                        const char *signature, const char *options, pg_kernel **out) {
+    pg__error_clear();
+    pg__runtime *rt = pg__handle_get((uint64_t)(uintptr_t)rth, PG__H_RUNTIME);
+    if (!rt)
+        return pg__error(PG_ERROR_STATE, "pg_kernel_new: the runtime handle is invalid or freed");
+    if (!source || !*source || !name || !*name || !out)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_kernel_new: source, name and out are required (non-empty)");
+    pg_param_info *params = NULL;
+    int n = 0;
+    pg_status st = signature ? pg__signature_parse(signature, &params, &n)
+                             : pg__signature_infer(source, name, &params, &n);
+    if (st)
+        return st;
+    if (n > PG__MAX_PARAMS) {
+        free(params);
+        return pg__error(PG_ERROR_ARGUMENT, "kernel '%s' has %d parameters; at most %d are supported",
+                         name, n, PG__MAX_PARAMS);
+    }
+    pg__kernel *k = calloc(1, sizeof *k);
+    if (!k || !(k->name = strdup(name))) {
+        free(k);
+        free(params);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    k->rt = rt;
+    k->refs = 1;
+    k->params = params;
+    k->nparams = n;
+    pg__kernel_src src = {source, name, options, params, n, rt->opt.cache_dir};
+    /* Compiling takes long: never under the runtime's lock. */
+    st = rt->ops->kernel_build(rt->b, &src, &k->image);
+    if (st) {
+        free(k->name);
+        free(params);
+        free(k);
+        return st;
+    }
+    pthread_mutex_lock(&rt->mu);
+    if (rt->nkernels == rt->capkernels) {
+        int cap = rt->capkernels ? rt->capkernels * 2 : 16;
+        pg__kernel **nk = realloc(rt->kernels, (size_t)cap * sizeof *nk);
+        if (!nk)
+            st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+        else {
+            rt->kernels = nk;
+            rt->capkernels = cap;
+        }
+    }
+    if (!st && !(k->handle = pg__handle_new(PG__H_KERNEL, k)))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
+    if (st) {
+        pthread_mutex_unlock(&rt->mu);
+        rt->ops->kernel_free(rt->b, k->image);
+        free(k->name);
+        free(params);
+        free(k);
+        return st;
+    }
+    k->live_index = rt->nkernels;
+    rt->kernels[rt->nkernels++] = k;
+    pthread_mutex_unlock(&rt->mu);
+    *out = (pg_kernel *)(uintptr_t)k->handle;
+    return PG_OK;
+}
+
+void pg__kernel_unref(pg__kernel *k) {
+    if (--k->refs > 0)
+        return;
+    k->rt->ops->kernel_free(k->rt->b, k->image);
+    free(k->params);
+    free(k->name);
+    free(k);
+}
+
+static pg__kernel *lock_kernel(pg_kernel *h, const char *fn) {
+    pg__kernel *k = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_KERNEL);
+    if (!k) {
+        pg__error(PG_ERROR_STATE, "%s: the kernel handle is invalid or was already freed", fn);
+        return NULL;
+    }
+    pthread_mutex_lock(&k->rt->mu);
+    return k;
+}
+
+pg_status pg_kernel_free(pg_kernel *h) {
+    pg__error_clear();
+    pg__kernel *k = lock_kernel(h, "pg_kernel_free");
+    if (!k)
+        return PG_ERROR_STATE;
+    pg__runtime *rt = k->rt;
+    pg__handle_release(k->handle);
+    pg__kernel *last = rt->kernels[--rt->nkernels];
+    rt->kernels[k->live_index] = last;
+    last->live_index = k->live_index;
+    pg__kernel_unref(k);
+    pthread_mutex_unlock(&rt->mu);
+    return PG_OK;
+}
+
+pg_status pg_kernel_params(pg_kernel *h, pg_param_info *out, int capacity, int *count) {
+    pg__error_clear();
+    if (!count || (capacity > 0 && !out))
+        return pg__error(PG_ERROR_ARGUMENT, "pg_kernel_params: count (and out) must not be NULL");
+    pg__kernel *k = lock_kernel(h, "pg_kernel_params");
+    if (!k)
+        return PG_ERROR_STATE;
+    for (int i = 0; i < k->nparams && i < capacity; i++)
+        out[i] = k->params[i];
+    *count = k->nparams;
+    pthread_mutex_unlock(&k->rt->mu);
+    return PG_OK;
+}
+
+static int is_signed(pg_dtype t) {
+    return t <= PG_INT64;
+}
+static int is_unsigned(pg_dtype t) {
+    return t >= PG_UINT8 && t <= PG_UINT64;
+}
+
+/* Convert a scalar argument to the parameter's type, checking that the value fits. */
+static pg_status convert_scalar(const pg__kernel *k, int i, const pg_arg *a, uint64_t *slot) {
+    const pg_param_info *p = &k->params[i];
+    const char *pname = p->name[0] ? p->name : "?";
+    int from_float = a->dtype == PG_FLOAT32 || a->dtype == PG_FLOAT64;
+    if ((unsigned)a->dtype >= PG_DTYPE_COUNT)
+        return pg__error(PG_ERROR_ARGUMENT, "kernel '%s' parameter %d (%s): bad scalar dtype %d",
+                         k->name, i + 1, pname, (int)a->dtype);
+    *slot = 0;
+    if (p->dtype == PG_FLOAT32 || p->dtype == PG_FLOAT64) {
+        double v = from_float ? a->v.f : is_signed(a->dtype) ? (double)a->v.i : (double)a->v.u;
+        if (p->dtype == PG_FLOAT32) {
+            if (isfinite(v) && fabs(v) > 3.4028234663852886e38)
+                return pg__error(PG_ERROR_ARGUMENT,
+                                 "kernel '%s' parameter %d (%s): value %g does not fit float32",
+                                 k->name, i + 1, pname, v);
+            float f = (float)v;
+            memcpy(slot, &f, sizeof f);
+        } else {
+            memcpy(slot, &v, sizeof v);
+        }
+        return PG_OK;
+    }
+    if (from_float)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "kernel '%s' parameter %d (%s): expected an integer (%s), got the "
+                         "floating-point value %g",
+                         k->name, i + 1, pname, pg_dtype_name(p->dtype), a->v.f);
+    /* Integer to integer: compare in the widest types. */
+    int neg = is_signed(a->dtype) && a->v.i < 0;
+    uint64_t mag = is_unsigned(a->dtype) ? a->v.u : (uint64_t)a->v.i;
+    size_t bits = pg_dtype_size(p->dtype) * 8;
+    int fits;
+    if (is_unsigned(p->dtype))
+        fits = !neg && (bits == 64 || mag < (UINT64_C(1) << bits));
+    else if (neg)
+        fits = bits == 64 || a->v.i >= -(INT64_C(1) << (bits - 1));
+    else
+        fits = mag <= (UINT64_C(1) << (bits - 1)) - 1;
+    if (!fits) {
+        if (neg)
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "kernel '%s' parameter %d (%s): value %" PRId64 " does not fit %s",
+                             k->name, i + 1, pname, a->v.i, pg_dtype_name(p->dtype));
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "kernel '%s' parameter %d (%s): value %" PRIu64 " does not fit %s",
+                         k->name, i + 1, pname, mag, pg_dtype_name(p->dtype));
+    }
+    memcpy(slot, &mag, pg_dtype_size(p->dtype)); /* little-endian: low bytes first */
+    return PG_OK;
+}
+
+static pg_status check_dims(const pg__kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared) {
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "kernel '%s': grid (%u, %u, %u) and block (%u, %u, %u) must be at least 1 "
+                         "in every dimension",
+                         k->name, grid.x, grid.y, grid.z, block.x, block.y, block.z);
+    if (block.x > 1024 || block.y > 1024 || block.z > 64 ||
+        (uint64_t)block.x * block.y * block.z > 1024)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "kernel '%s': block (%u, %u, %u) is too large: at most 1024 threads, x and "
+                         "y up to 1024, z up to 64",
+                         k->name, block.x, block.y, block.z);
+    if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "kernel '%s': grid (%u, %u, %u) is too large: x up to 2^31-1, y and z up "
+                         "to 65535",
+                         k->name, grid.x, grid.y, grid.z);
+    if (shared > 227 * 1024)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "kernel '%s': %zu bytes of dynamic shared memory; at most 232448",
+                         k->name, shared);
+    return PG_OK;
+}
+
+/* Fill c's arrays (deduplicated, accesses merged), slots and slot map from the arguments. */
+static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, int nargs,
+                           pg__comp *c) {
+    if (nargs != k->nparams) {
+        char list[512] = "";
+        for (int i = 0; i < k->nparams; i++) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                     k->params[i].name[0] ? k->params[i].name : "?");
+        }
+        return pg__error(PG_ERROR_ARGUMENT, "kernel '%s' takes %d argument%s (%s), %d given",
+                         k->name, k->nparams, k->nparams == 1 ? "" : "s", list, nargs);
+    }
+    if (nargs && !args)
+        return pg__error(PG_ERROR_ARGUMENT, "kernel '%s': args is NULL", k->name);
+    c->slots = calloc((size_t)nargs + 1, sizeof *c->slots);
+    c->slot_arg = calloc((size_t)nargs + 1, sizeof *c->slot_arg);
+    c->args = calloc((size_t)nargs + 1, sizeof *c->args);
+    if (!c->slots || !c->slot_arg || !c->args)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    c->nslots = nargs;
+    for (int i = 0; i < nargs; i++) {
+        const pg_param_info *p = &k->params[i];
+        const char *pname = p->name[0] ? p->name : "?";
+        c->slot_arg[i] = -1;
+        if (!p->is_array) {
+            if (args[i].kind != PG_ARG_SCALAR)
+                return pg__error(PG_ERROR_ARGUMENT,
+                                 "kernel '%s' parameter %d (%s): expected a %s scalar, got an array",
+                                 k->name, i + 1, pname, pg_dtype_name(p->dtype));
+            pg_status st = convert_scalar(k, i, &args[i], &c->slots[i]);
+            if (st)
+                return st;
+            continue;
+        }
+        if (args[i].kind != PG_ARG_ARRAY)
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "kernel '%s' parameter %d (%s): expected an array of %s (%s), got a "
+                             "scalar",
+                             k->name, i + 1, pname, pg_dtype_name(p->dtype), p->type);
+        pg__array *a = pg__handle_get((uint64_t)(uintptr_t)args[i].v.array, PG__H_ARRAY);
+        if (!a)
+            return pg__error(PG_ERROR_STATE,
+                             "kernel '%s' parameter %d (%s): the array is invalid or was freed",
+                             k->name, i + 1, pname);
+        if (a->rt != rt)
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "kernel '%s' parameter %d (%s): the array belongs to another runtime",
+                             k->name, i + 1, pname);
+        if (a->dtype != p->dtype)
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "kernel '%s' parameter %d (%s): expected an array of %s (%s), got an "
+                             "array of %s",
+                             k->name, i + 1, pname, pg_dtype_name(p->dtype), p->type,
+                             pg_dtype_name(a->dtype));
+        int j = 0;
+        while (j < c->nargs && c->args[j].array != a)
+            j++;
+        if (j == c->nargs) {
+            c->args[j].array = a;
+            c->args[j].access = p->access;
+            c->nargs++;
+        } else {
+            c->args[j].access |= p->access;
+        }
+        c->slot_arg[i] = (int8_t)j;
+    }
+    return PG_OK;
+}
+
+pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
+                           const pg_arg *args, int nargs) {
+    pg__error_clear();
+    pg__kernel *k = lock_kernel(h, "pg_kernel_launch");
+    if (!k)
+        return PG_ERROR_STATE;
+    pg__runtime *rt = k->rt;
+    pg_status st = check_dims(k, grid, block, shared_mem);
+    pg__comp *c = st ? NULL : pg__comp_new(rt, PG__KERNEL);
+    if (!st && !c)
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st)
+        st = bind_args(rt, k, args, nargs, c);
+    if (st) {
+        if (c) {
+            c->nargs = 0; /* no references were taken yet */
+            pg__comp_unref(rt, c);
+        }
+        pthread_mutex_unlock(&rt->mu);
+        return st;
+    }
+    for (int i = 0; i < c->nargs; i++)
+        pg__array_ref(c->args[i].array);
+    k->refs++;
+    c->kernel = k;
+    c->grid = grid;
+    c->block = block;
+    c->shared_mem = shared_mem;
+    st = pg__exec_submit(rt, c);
+    if (!st && rt->opt.sync)
+        st = pg__exec_wait(rt, c);
+    pg__comp_unref(rt, c);
+    pthread_mutex_unlock(&rt->mu);
+    return st;
+}

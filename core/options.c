@@ -1,0 +1,207 @@
+/* options.c: runtime options — defaults, PG_* environment variables, validation. */
+#include "core/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void pg_options_init(pg_options *o) {
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->prefetch = -1;
+    o->exploration_threshold = -1.0;
+}
+
+static pg_status parse_number(const char *name, const char *v, double *out) {
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end)
+        return pg__error(PG_ERROR_ARGUMENT, "option %s: '%s' is not a number", name, v);
+    *out = d;
+    return PG_OK;
+}
+
+static pg_status parse_bool(const char *name, const char *v, int *out) {
+    if (!strcasecmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "on") ||
+        !strcasecmp(v, "yes")) {
+        *out = 1;
+        return PG_OK;
+    }
+    if (!strcasecmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "off") ||
+        !strcasecmp(v, "no")) {
+        *out = 0;
+        return PG_OK;
+    }
+    return pg__error(PG_ERROR_ARGUMENT, "option %s: '%s' is not a boolean (use 1/0, true/false)",
+                     name, v);
+}
+
+pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
+    if (!o || !name || !value)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_options_set: options, name and value are needed");
+    const char **str = NULL;
+    if (!strcmp(name, "devices"))
+        str = &o->devices;
+    else if (!strcmp(name, "policy"))
+        str = &o->policy;
+    else if (!strcmp(name, "stream_policy"))
+        str = &o->stream_policy;
+    else if (!strcmp(name, "parent_stream_policy"))
+        str = &o->parent_stream_policy;
+    else if (!strcmp(name, "execution"))
+        str = &o->execution;
+    else if (!strcmp(name, "interconnect"))
+        str = &o->interconnect;
+    else if (!strcmp(name, "log"))
+        str = &o->log;
+    else if (!strcmp(name, "trace"))
+        str = &o->trace;
+    else if (!strcmp(name, "cache_dir"))
+        str = &o->cache_dir;
+    if (str) {
+        *str = value;
+        return PG_OK;
+    }
+    if (!strcmp(name, "prefetch")) {
+        int b;
+        pg_status st = parse_bool(name, value, &b);
+        if (st == PG_OK)
+            o->prefetch = b;
+        return st;
+    }
+    if (!strcmp(name, "exploration_threshold")) {
+        double d;
+        pg_status st = parse_number(name, value, &d);
+        if (st == PG_OK)
+            o->exploration_threshold = d;
+        return st;
+    }
+    return pg__error(PG_ERROR_ARGUMENT,
+                     "unknown option '%s': expected devices, policy, stream_policy, "
+                     "parent_stream_policy, execution, prefetch, interconnect, "
+                     "exploration_threshold, log, trace or cache_dir",
+                     name);
+}
+
+/* explicit > environment > default */
+static const char *pick(const char *explicit_value, const char *env, const char *def) {
+    if (explicit_value)
+        return explicit_value;
+    const char *e = getenv(env);
+    return e && *e ? e : def;
+}
+
+static pg_status copy_str(char *dst, size_t cap, const char *src, const char *name) {
+    if (strlen(src) >= cap)
+        return pg__error(PG_ERROR_ARGUMENT, "option %s is too long (%zu characters, max %zu)", name,
+                         strlen(src), cap - 1);
+    strcpy(dst, src);
+    return PG_OK;
+}
+
+pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
+    pg_options none;
+    if (!o) {
+        pg_options_init(&none);
+        o = &none;
+    }
+    memset(r, 0, sizeof *r);
+    pg_status st;
+    if ((st = copy_str(r->devices, sizeof r->devices, pick(o->devices, "PG_DEVICES", "auto"),
+                       "devices")))
+        return st;
+    if ((st = copy_str(r->policy, sizeof r->policy,
+                       pick(o->policy, "PG_POLICY", "minmax-transfer-time"), "policy")))
+        return st;
+
+    const char *sp = pick(o->stream_policy, "PG_STREAM_POLICY", "fifo");
+    if (!strcmp(sp, "fifo"))
+        r->stream_policy = PG__NEW_FIFO;
+    else if (!strcmp(sp, "always-new"))
+        r->stream_policy = PG__NEW_ALWAYS;
+    else
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "unknown stream_policy '%s': expected fifo or always-new", sp);
+
+    const char *pp = pick(o->parent_stream_policy, "PG_PARENT_STREAM_POLICY", "multigpu-disjoint");
+    if (!strcmp(pp, "same-as-parent"))
+        r->parent_stream_policy = PG__PARENT_SAME;
+    else if (!strcmp(pp, "disjoint"))
+        r->parent_stream_policy = PG__PARENT_DISJOINT;
+    else if (!strcmp(pp, "multigpu-disjoint"))
+        r->parent_stream_policy = PG__PARENT_MULTIGPU_DISJOINT;
+    else if (!strcmp(pp, "multigpu-early-disjoint"))
+        r->parent_stream_policy = PG__PARENT_MULTIGPU_EARLY_DISJOINT;
+    else
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "unknown parent_stream_policy '%s': expected same-as-parent, disjoint, "
+                         "multigpu-disjoint or multigpu-early-disjoint",
+                         pp);
+
+    const char *ex = pick(o->execution, "PG_EXECUTION", "async");
+    if (!strcmp(ex, "async"))
+        r->sync = 0;
+    else if (!strcmp(ex, "sync"))
+        r->sync = 1;
+    else
+        return pg__error(PG_ERROR_ARGUMENT, "unknown execution '%s': expected async or sync", ex);
+
+    if (o->prefetch >= 0) {
+        r->prefetch = o->prefetch != 0;
+    } else {
+        const char *e = getenv("PG_PREFETCH");
+        r->prefetch = 0;
+        if (e && *e && (st = parse_bool("prefetch (PG_PREFETCH)", e, &r->prefetch)))
+            return st;
+    }
+
+    if (o->exploration_threshold >= 0) {
+        r->exploration_threshold = o->exploration_threshold;
+    } else {
+        const char *e = getenv("PG_EXPLORATION_THRESHOLD");
+        r->exploration_threshold = 0.1;
+        if (e && *e &&
+            (st = parse_number("exploration_threshold (PG_EXPLORATION_THRESHOLD)", e,
+                               &r->exploration_threshold)))
+            return st;
+    }
+    if (!(r->exploration_threshold >= 0.0 && r->exploration_threshold <= 1.0))
+        return pg__error(PG_ERROR_ARGUMENT, "exploration_threshold %g is outside [0, 1]",
+                         r->exploration_threshold);
+
+    const char *lg = pick(o->log, "PG_LOG", "off");
+    if (!strcmp(lg, "off"))
+        r->log = 0;
+    else if (!strcmp(lg, "info"))
+        r->log = 1;
+    else if (!strcmp(lg, "debug"))
+        r->log = 2;
+    else
+        return pg__error(PG_ERROR_ARGUMENT, "unknown log level '%s': expected off, info or debug",
+                         lg);
+
+    if ((st = copy_str(r->interconnect, sizeof r->interconnect,
+                       pick(o->interconnect, "PG_INTERCONNECT", ""), "interconnect")))
+        return st;
+    if ((st = copy_str(r->trace, sizeof r->trace, pick(o->trace, "PG_TRACE", ""), "trace")))
+        return st;
+
+    const char *cd = pick(o->cache_dir, "PG_CACHE_DIR", NULL);
+    char def[1024];
+    if (!cd) {
+        const char *xdg = getenv("XDG_CACHE_HOME");
+        const char *home = getenv("HOME");
+        if (xdg && *xdg)
+            snprintf(def, sizeof def, "%s/polygpu", xdg);
+        else if (home && *home)
+            snprintf(def, sizeof def, "%s/.cache/polygpu", home);
+        else
+            snprintf(def, sizeof def, "/tmp/polygpu-cache");
+        cd = def;
+    }
+    return copy_str(r->cache_dir, sizeof r->cache_dir, cd, "cache_dir");
+}

@@ -1,0 +1,166 @@
+/* runtime.c: runtime lifetime — options, backend choice, devices, interconnect, stats. */
+#include "core/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Open the backend that `devices` names; "auto" is CUDA if it opens, else one CPU device. */
+static pg_status open_backend(pg__runtime *rt) {
+    const char *spec = rt->opt.devices;
+    int timing = rt->opt.trace[0] != 0;
+    if (!strcmp(spec, "auto")) {
+        pg_status st = pg__cuda_backend_open("", timing, &rt->ops, &rt->b, &rt->ndev);
+        if (st == PG_OK)
+            return PG_OK;
+        pg__log(rt, 1, "no usable GPU (%s); using one CPU device", pg_last_error());
+        pg__error_clear();
+        return pg__host_backend_open("", timing, &rt->ops, &rt->b, &rt->ndev);
+    }
+    if (!strcmp(spec, "cuda") || !strncmp(spec, "cuda:", 5))
+        return pg__cuda_backend_open(spec[4] ? spec + 5 : "", timing, &rt->ops, &rt->b, &rt->ndev);
+    if (!strcmp(spec, "host") || !strncmp(spec, "host:", 5))
+        return pg__host_backend_open(spec[4] ? spec + 5 : "", timing, &rt->ops, &rt->b, &rt->ndev);
+    return pg__error(PG_ERROR_ARGUMENT,
+                     "unknown devices '%s': expected auto, cuda, cuda:0,2 or host:N", spec);
+}
+
+static pg_status load_interconnect(pg__runtime *rt) {
+    int gpu = rt->dev[0].info.kind == PG_DEVICE_CUDA;
+    /* Defaults until measured: PCIe-class host links; NVLink-class or shared-memory peers. */
+    pg__interconnect_default(&rt->ic, rt->ndev, gpu ? 25.0 : 10.0, gpu ? 100.0 : 10.0);
+    if (rt->opt.interconnect[0])
+        return pg__interconnect_load(&rt->ic, rt->opt.interconnect);
+    return PG_OK;
+}
+
+static void destroy(pg__runtime *rt) {
+    if (rt->b) {
+        pg__streams_free(rt);
+        rt->ops->close(rt->b);
+    }
+    pg__dag_records_free(rt);
+    pg__policy_close(&rt->policy);
+    free(rt->arrays);
+    free(rt->kernels);
+    pthread_cond_destroy(&rt->cond);
+    pthread_mutex_destroy(&rt->mu);
+    free(rt);
+}
+
+pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
+    pg__error_clear();
+    if (!out)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_new: out must not be NULL");
+    pg__runtime *rt = calloc(1, sizeof *rt);
+    if (!rt)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    pthread_mutex_init(&rt->mu, NULL);
+    pthread_cond_init(&rt->cond, NULL);
+    pg_status st = pg__options_resolve(opts, &rt->opt);
+    if (!st)
+        st = open_backend(rt);
+    if (!st && rt->ndev > PG_MAX_DEVICES)
+        st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
+                       PG_MAX_DEVICES);
+    rt->epoch_ns = pg__now_ns();
+    rt->timing = rt->opt.trace[0] != 0 || (!st && !rt->ops->wants_timing_events);
+    for (int d = 0; !st && d < rt->ndev; d++) {
+        st = rt->ops->device_info(rt->b, d, &rt->dev[d].info);
+        rt->dev[d].info.id = d;
+    }
+    if (!st)
+        st = load_interconnect(rt);
+    if (!st)
+        st = pg__policy_open(rt->opt.policy, rt->ndev, &rt->policy);
+    if (!st && !(rt->records = calloc(PG__DAG_HISTORY, sizeof *rt->records)))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st && !(rt->handle = pg__handle_new(PG__H_RUNTIME, rt)))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
+    if (st) {
+        destroy(rt);
+        return st;
+    }
+    rt->stats.ndevices = rt->ndev;
+    pg__log(rt, 1, "runtime: %d %s device(s), policy %s", rt->ndev, rt->ops->name,
+            rt->policy.name);
+    *out = (pg_runtime *)(uintptr_t)rt->handle;
+    return PG_OK;
+}
+
+static pg__runtime *get(pg_runtime *h, const char *fn) {
+    pg__runtime *rt = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_RUNTIME);
+    if (!rt)
+        pg__error(PG_ERROR_STATE, "%s: the runtime handle is invalid or was already freed", fn);
+    return rt;
+}
+
+pg_status pg_runtime_free(pg_runtime *h) {
+    pg__error_clear();
+    pg__runtime *rt = get(h, "pg_runtime_free");
+    if (!rt)
+        return PG_ERROR_STATE;
+    pg__handle_release(rt->handle);
+    pthread_mutex_lock(&rt->mu);
+    /* Release open host accesses: nobody can end them once the runtime is gone. */
+    for (int i = 0; i < rt->narrays; i++)
+        while (rt->arrays[i]->map_count)
+            pg__exec_host_end(rt, rt->arrays[i]);
+    pg_status st = pg__exec_sync(rt);
+    pthread_mutex_unlock(&rt->mu);
+    if (!st && rt->opt.trace[0])
+        st = pg__trace_write_file(rt, rt->opt.trace);
+    pthread_mutex_lock(&rt->mu);
+    while (rt->narrays) {
+        pg__array *a = rt->arrays[rt->narrays - 1];
+        pg__handle_release(a->handle);
+        rt->narrays--;
+        pg__array_unref(a);
+    }
+    while (rt->nkernels) {
+        pg__kernel *k = rt->kernels[--rt->nkernels];
+        pg__handle_release(k->handle);
+        pg__kernel_unref(k);
+    }
+    pg__exec_sweep(rt, 1 << 30);
+    pthread_mutex_unlock(&rt->mu);
+    destroy(rt);
+    return st;
+}
+
+pg_status pg_runtime_sync(pg_runtime *h) {
+    pg__error_clear();
+    pg__runtime *rt = get(h, "pg_runtime_sync");
+    if (!rt)
+        return PG_ERROR_STATE;
+    pthread_mutex_lock(&rt->mu);
+    pg_status st = pg__exec_sync(rt);
+    pthread_mutex_unlock(&rt->mu);
+    return st;
+}
+
+pg_status pg_runtime_devices(pg_runtime *h, pg_device_info *out, int capacity, int *count) {
+    pg__error_clear();
+    pg__runtime *rt = get(h, "pg_runtime_devices");
+    if (!rt)
+        return PG_ERROR_STATE;
+    if (!count || (capacity > 0 && !out))
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_devices: count (and out) must not be NULL");
+    for (int d = 0; d < rt->ndev && d < capacity; d++)
+        out[d] = rt->dev[d].info;
+    *count = rt->ndev;
+    return PG_OK;
+}
+
+pg_status pg_runtime_stats(pg_runtime *h, pg_stats *out) {
+    pg__error_clear();
+    pg__runtime *rt = get(h, "pg_runtime_stats");
+    if (!rt)
+        return PG_ERROR_STATE;
+    if (!out)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_stats: out must not be NULL");
+    pthread_mutex_lock(&rt->mu);
+    *out = rt->stats;
+    pthread_mutex_unlock(&rt->mu);
+    return PG_OK;
+}

@@ -1,0 +1,58 @@
+/* streams.c: the streams of each device — creation, reuse past the cap, busy checks. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+
+pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out) {
+    pg__device *d = &rt->dev[dev];
+    if (d->nstreams == PG__MAX_STREAMS)
+        return pg__error(PG_ERROR_INTERNAL, "device %d already has %d streams", dev,
+                         PG__MAX_STREAMS);
+    pg__stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    pg_status st = rt->ops->stream_new(rt->b, dev, &s->b);
+    if (st) {
+        free(s);
+        return st;
+    }
+    s->device = dev;
+    s->index = d->nstreams;
+    d->streams[d->nstreams++] = s;
+    *out = s;
+    return PG_OK;
+}
+
+pg_status pg__stream_get_new(pg__runtime *rt, int dev, pg__stream **out) {
+    pg__device *d = &rt->dev[dev];
+    if (d->nstreams < PG__MAX_STREAMS)
+        return pg__stream_new(rt, dev, out);
+    pg__stream *lru = d->streams[0];
+    for (int i = 1; i < d->nstreams; i++)
+        if (d->streams[i]->last_use < lru->last_use)
+            lru = d->streams[i];
+    *out = lru;
+    return PG_OK;
+}
+
+int pg__stream_busy(pg__runtime *rt, pg__stream *s) {
+    return s->last && !pg__comp_done(rt, s->last);
+}
+
+static void stream_free(pg__runtime *rt, pg__stream *s) {
+    if (!s)
+        return;
+    pg__comp_set(rt, &s->last, NULL);
+    rt->ops->stream_free(rt->b, s->b);
+    free(s);
+}
+
+void pg__streams_free(pg__runtime *rt) {
+    for (int d = 0; d < rt->ndev; d++) {
+        for (int i = 0; i < rt->dev[d].nstreams; i++)
+            stream_free(rt, rt->dev[d].streams[i]);
+        rt->dev[d].nstreams = 0;
+        stream_free(rt, rt->dev[d].copy_stream);
+        rt->dev[d].copy_stream = NULL;
+    }
+}

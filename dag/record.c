@@ -1,0 +1,88 @@
+/* record.c: the most recent PG__DAG_HISTORY computations as plain records (a ring indexed by
+ * id), kept after the computations themselves are freed, for the DAG export and the trace. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static pg__record *slot_of(pg__runtime *rt, uint64_t id) {
+    pg__record *r = &rt->records[id % PG__DAG_HISTORY];
+    return r->id == id ? r : NULL;
+}
+
+static void clear(pg__record *r) {
+    free(r->arg_ids);
+    free(r->arg_access);
+    free(r->parent_ids);
+    memset(r, 0, sizeof *r);
+}
+
+pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
+    uint64_t *ids = malloc(((size_t)c->nargs + 1) * sizeof *ids);
+    pg_access *acc = malloc(((size_t)c->nargs + 1) * sizeof *acc);
+    uint64_t *parents = malloc(((size_t)c->nparents + 1) * sizeof *parents);
+    if (!ids || !acc || !parents) {
+        free(ids);
+        free(acc);
+        free(parents);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    pg__record *r = &rt->records[c->id % PG__DAG_HISTORY];
+    clear(r);
+    r->id = c->id;
+    r->kind = c->kind;
+    strncpy(r->name, name, sizeof r->name - 1);
+    r->device = PG_HOST;
+    r->stream = -1;
+    r->nargs = c->nargs;
+    r->arg_ids = ids;
+    r->arg_access = acc;
+    for (int i = 0; i < c->nargs; i++) {
+        ids[i] = c->args[i].array->id;
+        acc[i] = c->args[i].access;
+    }
+    r->nparents = c->nparents;
+    r->parent_ids = parents;
+    for (int i = 0; i < c->nparents; i++)
+        parents[i] = c->parents[i]->id;
+    r->bytes = c->copy_bytes;
+    r->src = c->copy_src;
+    r->dst = c->copy_dst;
+    return PG_OK;
+}
+
+void pg__dag_record_device(pg__runtime *rt, pg__comp *c) {
+    pg__record *r = slot_of(rt, c->id);
+    if (r) {
+        r->device = c->device;
+        r->stream = c->stream ? c->stream->index : -1;
+    }
+}
+
+void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent) {
+    pg__record *r = slot_of(rt, c->id);
+    if (!r)
+        return;
+    uint64_t *p = realloc(r->parent_ids, ((size_t)r->nparents + 1) * sizeof *p);
+    if (!p)
+        return; /* the export loses one edge; the schedule is unaffected */
+    p[r->nparents++] = parent;
+    r->parent_ids = p;
+}
+
+void pg__dag_record_timing(pg__runtime *rt, pg__comp *c) {
+    pg__record *r = slot_of(rt, c->id);
+    if (r) {
+        r->start_ns = c->timing.start_ns;
+        r->end_ns = c->timing.end_ns;
+    }
+}
+
+void pg__dag_records_free(pg__runtime *rt) {
+    if (!rt->records)
+        return;
+    for (int i = 0; i < PG__DAG_HISTORY; i++)
+        clear(&rt->records[i]);
+    free(rt->records);
+    rt->records = NULL;
+}

@@ -1,0 +1,144 @@
+/* device_policies.c: the built-in device policies (GrCUDA's, plus min-transfer-time). Each
+ * reads the view only; its private state is a rotation counter that breaks ties. */
+#include "policies/builtin.h"
+
+#include <float.h>
+#include <stdlib.h>
+
+typedef struct rotation {
+    unsigned next;
+} rotation;
+
+static void *create(int ndevices) {
+    (void)ndevices;
+    return calloc(1, sizeof(rotation));
+}
+
+static void destroy(void *state) {
+    free(state);
+}
+
+/* Among candidates whose score is within a relative epsilon of the best, prefer fewer busy
+ * streams, then rotate so that equal devices share the work. */
+static int pick(rotation *r, const pg_policy_view *v, const double *score) {
+    double best = DBL_MAX;
+    for (int d = 0; d < v->ndevices; d++)
+        if ((v->candidates >> d & 1) && score[d] < best)
+            best = score[d];
+    double tol = best * 1e-9 + 1e-12;
+    int least_busy = 1 << 30;
+    for (int d = 0; d < v->ndevices; d++)
+        if ((v->candidates >> d & 1) && score[d] <= best + tol &&
+            v->devices[d].busy_streams < least_busy)
+            least_busy = v->devices[d].busy_streams;
+    for (int i = 0; i < v->ndevices; i++) {
+        int d = (int)((r->next + (unsigned)i) % (unsigned)v->ndevices);
+        if ((v->candidates >> d & 1) && score[d] <= best + tol &&
+            v->devices[d].busy_streams == least_busy) {
+            r->next = (unsigned)d + 1;
+            return d;
+        }
+    }
+    return 0; /* unreachable: candidates is never empty */
+}
+
+static int round_robin(void *state, const pg_policy_view *v) {
+    rotation *r = state;
+    for (int i = 0; i < v->ndevices; i++) {
+        int d = (int)((r->next + (unsigned)i) % (unsigned)v->ndevices);
+        if (v->candidates >> d & 1) {
+            r->next = (unsigned)d + 1;
+            return d;
+        }
+    }
+    return 0;
+}
+
+static int stream_aware(void *state, const pg_policy_view *v) {
+    double score[PG_MAX_DEVICES];
+    for (int d = 0; d < v->ndevices; d++)
+        score[d] = v->devices[d].busy_streams;
+    return pick(state, v, score);
+}
+
+/* Bytes of the inputs already on device d; a device holding less than the exploration
+ * threshold of what is needed counts as holding nothing. */
+static void held(const pg_policy_view *v, double *held_bytes, double *total) {
+    *total = 0;
+    for (int a = 0; a < v->narrays; a++)
+        if (v->arrays[a].access & PG_ACCESS_IN)
+            *total += (double)v->arrays[a].nbytes;
+    for (int d = 0; d < v->ndevices; d++) {
+        held_bytes[d] = 0;
+        for (int a = 0; a < v->narrays; a++)
+            if ((v->arrays[a].access & PG_ACCESS_IN) && (v->arrays[a].valid >> (d + 1) & 1))
+                held_bytes[d] += (double)v->arrays[a].nbytes;
+    }
+}
+
+static int below_threshold(const pg_policy_view *v, double held_bytes, double total) {
+    return total > 0 && held_bytes < v->exploration_threshold * total;
+}
+
+static int min_transfer_size(void *state, const pg_policy_view *v) {
+    double h[PG_MAX_DEVICES], total, score[PG_MAX_DEVICES];
+    held(v, h, &total);
+    for (int d = 0; d < v->ndevices; d++)
+        score[d] = below_threshold(v, h[d], total) ? total : total - h[d];
+    return pick(state, v, score);
+}
+
+/* Estimated time to bring every input to device d; each array comes from its slowest valid
+ * source (minmax, the paper's formula) or its fastest (min). */
+static double transfer_time(const pg_policy_view *v, int d, int ignore_local, int slowest) {
+    int nloc = v->ndevices + 1, dst = d + 1;
+    double t = 0;
+    for (int a = 0; a < v->narrays; a++) {
+        const pg_policy_array *pa = &v->arrays[a];
+        if (!(pa->access & PG_ACCESS_IN))
+            continue;
+        if (!ignore_local && (pa->valid >> dst & 1))
+            continue;
+        double bw = slowest ? DBL_MAX : 0;
+        for (int s = 0; s < nloc; s++) {
+            if (s == dst || !(pa->valid >> s & 1))
+                continue;
+            double b = v->bandwidth[s * nloc + dst];
+            if (slowest ? b < bw : b > bw)
+                bw = b;
+        }
+        if (bw <= 0 || bw == DBL_MAX)
+            bw = v->bandwidth[dst]; /* counted as not held: as if it came from the host */
+        t += (double)pa->nbytes / (bw * 1e9);
+    }
+    return t;
+}
+
+static int by_transfer_time(void *state, const pg_policy_view *v, int slowest) {
+    double h[PG_MAX_DEVICES], total, score[PG_MAX_DEVICES];
+    held(v, h, &total);
+    for (int d = 0; d < v->ndevices; d++)
+        score[d] = transfer_time(v, d, below_threshold(v, h[d], total), slowest);
+    return pick(state, v, score);
+}
+
+static int minmax_transfer_time(void *state, const pg_policy_view *v) {
+    return by_transfer_time(state, v, 1);
+}
+
+static int min_transfer_time(void *state, const pg_policy_view *v) {
+    return by_transfer_time(state, v, 0);
+}
+
+static const pg__builtin_policy builtins[] = {
+    {"round-robin", {create, round_robin, destroy}},
+    {"stream-aware", {create, stream_aware, destroy}},
+    {"min-transfer-size", {create, min_transfer_size, destroy}},
+    {"minmax-transfer-time", {create, minmax_transfer_time, destroy}},
+    {"min-transfer-time", {create, min_transfer_time, destroy}},
+    {NULL, {NULL, NULL, NULL}},
+};
+
+const pg__builtin_policy *pg__builtin_policies(void) {
+    return builtins;
+}

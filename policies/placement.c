@@ -1,0 +1,123 @@
+/* placement.c: where a computation runs — the flow of the GrCUDA paper's Figure 5. Without
+ * unfinished parents the device policy picks a device and the new-stream policy a stream there;
+ * with parents the parent-stream policy tries the parents' devices and streams first. Reads
+ * runtime state only: the caller creates streams and marks stream reuse. */
+#include "core/internal.h"
+
+static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *devs,
+                       pg_policy_array *arrays, pg_policy_view *v, uint32_t candidates) {
+    uint32_t all = (1u << (rt->ndev + 1)) - 1;
+    for (int d = 0; d < rt->ndev; d++) {
+        pg__device *dv = &rt->dev[d];
+        int busy = 0;
+        for (int s = 0; s < dv->nstreams; s++)
+            busy += pg__stream_busy(rt, dv->streams[s]);
+        devs[d].id = d;
+        devs[d].busy_streams = busy;
+        devs[d].streams = dv->nstreams;
+        devs[d].inflight = dv->inflight;
+    }
+    for (int i = 0; i < c->nargs; i++) {
+        const pg__array *a = c->args[i].array;
+        arrays[i].nbytes = a->nbytes;
+        arrays[i].valid = a->fresh ? all : a->valid;
+        arrays[i].access = c->args[i].access;
+    }
+    v->ndevices = rt->ndev;
+    v->devices = devs;
+    v->narrays = c->nargs;
+    v->arrays = arrays;
+    v->bandwidth = rt->ic.bw;
+    v->exploration_threshold = rt->opt.exploration_threshold;
+    v->candidates = candidates;
+}
+
+static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates, int *dev) {
+    pg_policy_device devs[PG_MAX_DEVICES];
+    pg_policy_array arrays[PG__MAX_PARAMS];
+    pg_policy_view v;
+    if (rt->ndev == 1) {
+        *dev = 0;
+        return PG_OK;
+    }
+    build_view(rt, c, devs, arrays, &v, candidates);
+    int d = rt->policy.ops.choose(rt->policy.state, &v);
+    if (d < 0 || d >= rt->ndev || !(candidates >> d & 1))
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "device policy '%s' chose device %d, which is not one of the candidates",
+                         rt->policy.name, d);
+    *dev = d;
+    return PG_OK;
+}
+
+/* New-stream policy: fifo reuses a stream whose work has finished; NULL asks for a new one. */
+static pg__stream *new_stream(pg__runtime *rt, int dev) {
+    if (rt->opt.stream_policy == PG__NEW_ALWAYS)
+        return NULL;
+    pg__device *d = &rt->dev[dev];
+    for (int i = 0; i < d->nstreams; i++)
+        if (!pg__stream_busy(rt, d->streams[i]))
+            return d->streams[i];
+    return NULL;
+}
+
+/* A parent on dev whose stream no sibling has taken yet. */
+static pg__comp *free_parent_on(pg__comp **ps, int n, int dev) {
+    for (int i = 0; i < n; i++)
+        if (ps[i]->device == dev && !ps[i]->stream_taken)
+            return ps[i];
+    return NULL;
+}
+
+pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream **stream,
+                           pg__comp **stream_parent) {
+    pg__comp *ps[PG__MAX_PARAMS * 4];
+    int n = 0;
+    uint32_t parent_devs = 0;
+    for (int i = 0; i < c->nparents && n < (int)(sizeof ps / sizeof *ps); i++) {
+        pg__comp *p = c->parents[i];
+        if (p->stream && p->stream->index < PG__MAX_STREAMS && !pg__comp_done(rt, p)) {
+            ps[n++] = p;
+            parent_devs |= 1u << p->device;
+        }
+    }
+    uint32_t all = (1u << rt->ndev) - 1;
+    *stream_parent = NULL;
+    pg_status st = PG_OK;
+    if (!n) {
+        st = choose(rt, c, all, device);
+        if (!st)
+            *stream = new_stream(rt, *device);
+        return st;
+    }
+    pg__comp *p = NULL;
+    switch (rt->opt.parent_stream_policy) {
+    case PG__PARENT_SAME:
+        *device = ps[0]->device;
+        *stream = ps[0]->stream;
+        return PG_OK;
+    case PG__PARENT_DISJOINT:
+        for (int i = 0; i < n && !p; i++)
+            if (!ps[i]->stream_taken)
+                p = ps[i];
+        *device = p ? p->device : ps[0]->device;
+        break;
+    case PG__PARENT_MULTIGPU_DISJOINT:
+        st = choose(rt, c, parent_devs, device);
+        p = st ? NULL : free_parent_on(ps, n, *device);
+        break;
+    case PG__PARENT_MULTIGPU_EARLY_DISJOINT:
+        st = choose(rt, c, all, device);
+        p = st ? NULL : free_parent_on(ps, n, *device);
+        break;
+    }
+    if (st)
+        return st;
+    if (p) {
+        *stream = p->stream;
+        *stream_parent = p;
+    } else {
+        *stream = new_stream(rt, *device);
+    }
+    return PG_OK;
+}

@@ -1,0 +1,172 @@
+/* test_policies.c: each built-in device policy's choice on a given bandwidth matrix and data
+ * placement, the exploration threshold, candidates, and registration of a user policy. */
+#include "check.h"
+#include "policies/builtin.h"
+
+#include <string.h>
+
+static const pg_device_policy *policy(const char *name) {
+    for (const pg__builtin_policy *b = pg__builtin_policies(); b->name; b++)
+        if (!strcmp(b->name, name))
+            return &b->ops;
+    return NULL;
+}
+
+static int choose(const char *name, const pg_policy_view *v) {
+    const pg_device_policy *p = policy(name);
+    void *st = p->create(v->ndevices);
+    int d = p->choose(st, v);
+    p->destroy(st);
+    return d;
+}
+
+#define NDEV 4
+#define NLOC (NDEV + 1)
+
+static double bw[NLOC * NLOC];
+static pg_policy_device devs[NDEV];
+
+static void uniform(double host, double peer) {
+    for (int s = 0; s < NLOC; s++)
+        for (int d = 0; d < NLOC; d++)
+            bw[s * NLOC + d] = s == d ? 1e9 : (s == 0 || d == 0) ? host : peer;
+    for (int d = 0; d < NDEV; d++) {
+        devs[d].id = d;
+        devs[d].busy_streams = 0;
+    }
+}
+
+static pg_policy_view view(pg_policy_array *arrays, int n) {
+    pg_policy_view v = {NDEV, devs, n, arrays, bw, 0.1, (1u << NDEV) - 1};
+    return v;
+}
+
+#define ON(dev) (1u << ((dev) + 1))
+#define HOST 1u
+
+int main(void) {
+    uniform(10, 100);
+
+    /* Round-robin rotates over candidates, skipping those not allowed. */
+    {
+        pg_policy_view v = view(NULL, 0);
+        const pg_device_policy *p = policy("round-robin");
+        void *st = p->create(NDEV);
+        int seq[6];
+        for (int i = 0; i < 6; i++)
+            seq[i] = p->choose(st, &v);
+        CHECK(seq[0] == 0 && seq[1] == 1 && seq[2] == 2 && seq[3] == 3 && seq[4] == 0);
+        v.candidates = (1u << 1) | (1u << 3);
+        int a = p->choose(st, &v), b = p->choose(st, &v), c = p->choose(st, &v);
+        CHECK((a == 1 || a == 3) && b != a && (b == 1 || b == 3) && c == a);
+        p->destroy(st);
+    }
+
+    /* Stream-aware: the device with the fewest busy streams. */
+    {
+        devs[0].busy_streams = 3;
+        devs[1].busy_streams = 2;
+        devs[2].busy_streams = 0;
+        devs[3].busy_streams = 1;
+        pg_policy_view v = view(NULL, 0);
+        CHECK(choose("stream-aware", &v) == 2);
+        v.candidates = (1u << 0) | (1u << 1);
+        CHECK(choose("stream-aware", &v) == 1);
+        uniform(10, 100);
+    }
+
+    /* min-transfer-size: the device already holding most of the input bytes. */
+    {
+        pg_policy_array arr[3] = {
+            {1000, HOST | ON(1), PG_ACCESS_IN},
+            {5000, ON(2), PG_ACCESS_IN},
+            {9000, HOST, PG_ACCESS_OUT}, /* output only: never copied, never counted */
+        };
+        pg_policy_view v = view(arr, 3);
+        CHECK(choose("min-transfer-size", &v) == 2);
+        arr[0].nbytes = 8000;
+        CHECK(choose("min-transfer-size", &v) == 1);
+        /* Exploration threshold: a device holding under 10% counts as holding nothing, so
+         * all devices tie and the busy-stream tie break decides. */
+        pg_policy_array small[2] = {{50, ON(3), PG_ACCESS_IN}, {1000, HOST, PG_ACCESS_IN}};
+        v = view(small, 2);
+        devs[3].busy_streams = 1;
+        CHECK(choose("min-transfer-size", &v) == 0);
+        v.exploration_threshold = 0.0; /* without it, device 3's 50 bytes win */
+        CHECK(choose("min-transfer-size", &v) == 3);
+        devs[3].busy_streams = 0;
+    }
+
+    /* minmax-transfer-time: the link matrix decides, not only the byte count. */
+    {
+        /* Array A (4 MB) is on devices 0 and 1. Device 2 and 3 would copy it. Make links into
+         * device 0 from device 1 irrelevant (A is local on 0 and 1: zero cost), so 0 and 1 tie;
+         * then slow down device 0's busy state to see the tie broken. */
+        pg_policy_array arr[1] = {{4000000, ON(0) | ON(1), PG_ACCESS_IN}};
+        pg_policy_view v = view(arr, 1);
+        int d = choose("minmax-transfer-time", &v);
+        CHECK(d == 0 || d == 1);
+        devs[0].busy_streams = 2;
+        CHECK(choose("minmax-transfer-time", &v) == 1);
+        devs[0].busy_streams = 0;
+
+        /* Two arrays, on devices 1 and 2; the 1<->3 link is slow, 2<->3 fast. Device 3 must
+         * copy both; devices 1 and 2 copy one each. Make 1 -> 2 slow: device 2 would pull
+         * array X from 1 over a slow link; device 1 pulls Y from 2 over a fast one. */
+        uniform(10, 100);
+        bw[2 * NLOC + 3] = 1; /* device 1 -> device 2: 1 GB/s */
+        pg_policy_array two[2] = {{1000000, ON(1), PG_ACCESS_IN}, {1000000, ON(2), PG_ACCESS_IN}};
+        v = view(two, 2);
+        CHECK(choose("minmax-transfer-time", &v) == 1);
+        /* min-transfer-size sees equal bytes on 1 and 2 (tie, rotation picks first = 1) but
+         * min-transfer-time and minmax agree here; flip the slow link and both move to 2. */
+        bw[2 * NLOC + 3] = 100;
+        bw[3 * NLOC + 2] = 1; /* device 2 -> device 1 slow */
+        CHECK(choose("minmax-transfer-time", &v) == 2);
+        CHECK(choose("min-transfer-time", &v) == 2);
+
+        /* minmax uses the slowest valid source, min the fastest: X is on the host (slow link
+         * to every device, 10 GB/s) and on device 0 (fast to 1, 2, 3). Device 0 holds it.
+         * With a second array Y only on the host, both policies prefer device 0. */
+        uniform(10, 100);
+        pg_policy_array xy[2] = {{8000000, HOST | ON(0), PG_ACCESS_IN},
+                                 {1000, HOST, PG_ACCESS_IN}};
+        v = view(xy, 2);
+        CHECK(choose("minmax-transfer-time", &v) == 0);
+        CHECK(choose("min-transfer-time", &v) == 0);
+        /* Exploration threshold: under 10% held counts as nothing. */
+        pg_policy_array tiny[2] = {{100, ON(3), PG_ACCESS_IN}, {100000, HOST, PG_ACCESS_IN}};
+        v = view(tiny, 2);
+        v.exploration_threshold = 0.1;
+        devs[3].busy_streams = 1;
+        CHECK(choose("minmax-transfer-time", &v) != 3);
+        v.exploration_threshold = 0.0;
+        CHECK(choose("minmax-transfer-time", &v) == 3);
+        devs[3].busy_streams = 0;
+    }
+
+    /* Candidates restrict every policy. */
+    {
+        pg_policy_array arr[1] = {{1000000, ON(0), PG_ACCESS_IN}};
+        pg_policy_view v = view(arr, 1);
+        v.candidates = 1u << 2;
+        const char *names[] = {"round-robin", "stream-aware", "min-transfer-size",
+                               "minmax-transfer-time", "min-transfer-time"};
+        for (int i = 0; i < 5; i++)
+            CHECK(choose(names[i], &v) == 2);
+    }
+
+    /* User policies: registration, bad registrations, built-ins protected. */
+    {
+        pg_device_policy mine = {NULL, NULL, NULL};
+        CHECK_STATUS(pg_policy_register("mine", &mine), PG_ERROR_ARGUMENT);
+        CHECK(strstr(pg_last_error(), "choose") != NULL);
+        mine.choose = NULL;
+        pg_device_policy rr = *policy("round-robin");
+        CHECK_STATUS(pg_policy_register("round-robin", &rr), PG_ERROR_ARGUMENT);
+        CHECK_STATUS(pg_policy_register("", &rr), PG_ERROR_ARGUMENT);
+        CHECK_OK(pg_policy_register("my-rr", &rr));
+        CHECK_OK(pg_policy_register("my-rr", &rr)); /* re-registering a user policy replaces it */
+    }
+    CHECK_DONE();
+}
