@@ -21,14 +21,14 @@ typedef struct tdag {
     long e[8192][2];
 } tdag;
 
-static const char *tdag_field(const char *p, const char *end, const char *key) {
+static inline const char *tdag_field(const char *p, const char *end, const char *key) {
     char pat[32];
     snprintf(pat, sizeof pat, "\"%s\":", key);
     const char *q = strstr(p, pat);
     return q && q < end ? q + strlen(pat) : NULL;
 }
 
-static void tdag_str(const char *q, char *out, size_t cap) {
+static inline void tdag_str(const char *q, char *out, size_t cap) {
     size_t n = 0;
     if (q && *q == '"')
         for (q++; *q && *q != '"' && n + 1 < cap; q++)
@@ -37,7 +37,7 @@ static void tdag_str(const char *q, char *out, size_t cap) {
 }
 
 /* Parse the runtime's current DAG; exits the test if the export fails. */
-static void tdag_load(pg_runtime *rt, tdag *d) {
+static inline void tdag_load(pg_runtime *rt, tdag *d) {
     char *s;
     if (pg_dag_export_string(rt, PG_DAG_JSON, &s) != PG_OK) {
         fprintf(stderr, "DAG export failed: %s\n", pg_last_error());
@@ -72,21 +72,21 @@ static void tdag_load(pg_runtime *rt, tdag *d) {
 }
 
 /* The id of the n-th (0-based) vertex of a kind ("kernel", "host_read", ...), or -1. */
-static long tdag_nth(const tdag *d, const char *kind, int n) {
+static inline long tdag_nth(const tdag *d, const char *kind, int n) {
     for (int i = 0; i < d->nv; i++)
         if (!strcmp(d->v[i].kind, kind) && n-- == 0)
             return d->v[i].id;
     return -1;
 }
 
-static const tvertex *tdag_vertex(const tdag *d, long id) {
+static inline const tvertex *tdag_vertex(const tdag *d, long id) {
     for (int i = 0; i < d->nv; i++)
         if (d->v[i].id == id)
             return &d->v[i];
     return NULL;
 }
 
-static int tdag_edge(const tdag *d, long from, long to) {
+static inline int tdag_edge(const tdag *d, long from, long to) {
     for (int i = 0; i < d->ne; i++)
         if (d->e[i][0] == from && d->e[i][1] == to)
             return 1;
@@ -94,7 +94,7 @@ static int tdag_edge(const tdag *d, long from, long to) {
 }
 
 /* Edges between two non-copy vertices (copies add edges of their own). */
-static int tdag_direct_edges(const tdag *d) {
+static inline int tdag_direct_edges(const tdag *d) {
     int n = 0;
     for (int i = 0; i < d->ne; i++) {
         const tvertex *a = tdag_vertex(d, d->e[i][0]), *b = tdag_vertex(d, d->e[i][1]);

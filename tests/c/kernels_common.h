@@ -22,22 +22,29 @@ static pg_dim3 dim1(uint32_t x) {
 }
 
 /* Kernel `name` of TEST_SRC with an optional explicit signature. */
-static pg_kernel *test_kernel(pg_runtime *rt, const char *name, const char *sig) {
+static inline pg_kernel *test_kernel(pg_runtime *rt, const char *name, const char *sig) {
     pg_kernel *k = NULL;
     REQUIRE_OK(pg_kernel_new(rt, TEST_SRC, name, sig, NULL, &k));
     return k;
 }
 
-static pg_array *test_array(pg_runtime *rt, int64_t n) {
+static inline pg_array *test_array(pg_runtime *rt, int64_t n) {
     pg_array *a = NULL;
     REQUIRE_OK(pg_array_new(rt, PG_FLOAT32, 1, &n, &a));
     return a;
 }
 
-static pg_runtime *test_runtime(const char *devices, const char *policy, const char *execution) {
+/* The devices a test runs on: PG_TEST_DEVICES overrides the test's own choice, so the GPU
+ * script runs the same tests on GPUs. */
+static inline const char *test_devices(const char *dflt) {
+    const char *e = getenv("PG_TEST_DEVICES");
+    return e && *e ? e : dflt;
+}
+
+static inline pg_runtime *test_runtime(const char *devices, const char *policy, const char *execution) {
     pg_options o;
     pg_options_init(&o);
-    o.devices = devices;
+    o.devices = test_devices(devices);
     o.policy = policy;
     o.execution = execution;
     pg_runtime *rt = NULL;

@@ -18,7 +18,7 @@
 static pg_runtime *new_rt(const char *name, const char *value) {
     pg_options o;
     pg_options_init(&o);
-    o.devices = "host:2";
+    o.devices = test_devices("host:2");
     if (name && pg_options_set(&o, name, value) != PG_OK)
         return NULL;
     pg_runtime *rt = NULL;

@@ -1,0 +1,43 @@
+# polygpu: `make demo` and `make test` do everything on a fresh Debian machine (as root).
+PYTHON ?= $(shell command -v python3)
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=$(PYTHON)
+export PG_CACHE_DIR ?= $(CURDIR)/build/kernel-cache
+
+.PHONY: all deps build demo test test-c test-asan test-tsan format clean
+
+all: build
+
+deps:
+	@PYTHON=$(PYTHON) scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B build $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build -j$(JOBS)
+
+# The main example: on GPUs when there are any, else on four CPU devices.
+demo: build
+	@PYTHONPATH=$(CURDIR)/build/bindings/python $(PYTHON) examples/python/quickstart.py
+
+# Every suite: C (plain, then under ASan+UBSan and TSan), Python, Lua, Java.
+test: build
+	@cd build && ctest --output-on-failure -j$(JOBS)
+	@$(MAKE) --no-print-directory test-asan test-tsan
+	@echo "make test: all suites passed"
+
+# The C suite under sanitizers; the differential test runs fewer programs there.
+test-asan:
+	@cmake -S . -B build-asan -DPG_SANITIZE=address -DPG_BINDINGS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+	@cd build-asan && PG_DIFF_PROGRAMS=60 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS)
+
+test-tsan:
+	@cmake -S . -B build-tsan -DPG_SANITIZE=thread -DPG_BINDINGS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build build-tsan -j$(JOBS)
+	@cd build-tsan && PG_DIFF_PROGRAMS=25 TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-tsan

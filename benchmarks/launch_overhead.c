@@ -1,0 +1,91 @@
+/* launch_overhead.c: submit overhead per launch — an empty kernel with 4 arguments launched
+ * through pg_kernel_launch, median of many. On GPUs it also times a raw launch loop through the
+ * backend's own launch path in the same process, same stream count, as the baseline.
+ * Usage: launch_overhead [devices] [launches]   (defaults: PG_DEVICES or host:1, 20000) */
+#include "core/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *SRC = "extern \"C\" __global__ void empty(float *a, const float *b, int n, "
+                         "float s) { if (n < 0) a[0] = b[0] * s; }\n";
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return v[n / 2];
+}
+
+int main(int argc, char **argv) {
+    const char *devices = argc > 1 ? argv[1] : getenv("PG_DEVICES") ? getenv("PG_DEVICES") : "host:1";
+    int n = argc > 2 ? atoi(argv[2]) : 20000;
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = devices;
+    pg_runtime *rt;
+    if (pg_runtime_new(&o, &rt) != PG_OK) {
+        fprintf(stderr, "runtime: %s\n", pg_last_error());
+        return 1;
+    }
+    pg_kernel *k;
+    int64_t len = 256;
+    pg_array *a, *b;
+    if (pg_kernel_new(rt, SRC, "empty", NULL, NULL, &k) || pg_array_new(rt, PG_FLOAT32, 1, &len, &a) ||
+        pg_array_new(rt, PG_FLOAT32, 1, &len, &b)) {
+        fprintf(stderr, "setup: %s\n", pg_last_error());
+        return 1;
+    }
+    pg_dim3 g = {1, 1, 1}, blk = {32, 1, 1};
+    pg_arg args[] = {pg_arg_array(a), pg_arg_array(b), pg_arg_int(256), pg_arg_float(2.0f)};
+    double *t = malloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < 1000; i++) /* warm-up: buffers, streams, module load */
+        pg_kernel_launch(k, g, blk, 0, args, 4);
+    pg_runtime_sync(rt);
+    uint64_t all0 = pg__now_ns();
+    for (int i = 0; i < n; i++) {
+        uint64_t t0 = pg__now_ns();
+        if (pg_kernel_launch(k, g, blk, 0, args, 4)) {
+            fprintf(stderr, "launch: %s\n", pg_last_error());
+            return 1;
+        }
+        t[i] = (double)(pg__now_ns() - t0) / 1e3;
+    }
+    pg_runtime_sync(rt);
+    double total = (double)(pg__now_ns() - all0) / 1e3 / n;
+    double med = median(t, n);
+    printf("devices=%s launches=%d polygpu submit median %.2f us, throughput %.2f us/launch\n",
+           devices, n, med, total);
+
+    /* Baseline: the backend's launch on one stream, no runtime in between (GPU: cuLaunchKernel). */
+    pg__runtime *r = pg__handle_get((uint64_t)(uintptr_t)rt, PG__H_RUNTIME);
+    pg__stream *s = r->dev[0].streams[0];
+    pg__kernel *kk = pg__handle_get((uint64_t)(uintptr_t)k, PG__H_KERNEL);
+    uint64_t slots[4] = {(uint64_t)(uintptr_t)((pg__array *)pg__handle_get((uint64_t)(uintptr_t)a, PG__H_ARRAY))->dev[0],
+                         (uint64_t)(uintptr_t)((pg__array *)pg__handle_get((uint64_t)(uintptr_t)b, PG__H_ARRAY))->dev[0],
+                         256, 0};
+    float two = 2.0f;
+    memcpy(&slots[3], &two, sizeof two);
+    all0 = pg__now_ns();
+    for (int i = 0; i < n; i++) {
+        uint64_t t0 = pg__now_ns();
+        r->ops->launch(r->b, s->b, kk->fn[0], g, blk, 0, slots, 4, NULL);
+        t[i] = (double)(pg__now_ns() - t0) / 1e3;
+    }
+    pg__bevent *e;
+    r->ops->event_record(r->b, s->b, &e);
+    r->ops->event_wait(r->b, e);
+    r->ops->event_free(r->b, e);
+    double raw_total = (double)(pg__now_ns() - all0) / 1e3 / n;
+    double raw = median(t, n);
+    printf("devices=%s launches=%d raw backend launch median %.2f us, throughput %.2f us/launch\n",
+           devices, n, raw, raw_total);
+    printf("ratio polygpu/raw: median %.2f, throughput %.2f\n", med / raw, total / raw_total);
+    free(t);
+    pg_runtime_free(rt);
+    return 0;
+}

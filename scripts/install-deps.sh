@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# install-deps.sh: install what `make demo` and `make test` need and is missing, on Debian or
+# Ubuntu as root (otherwise print the command to run). Idempotent and quiet when all is there.
+set -euo pipefail
+
+PYTHON=${PYTHON:-python3}
+need_apt=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+for p in build-essential cmake g++ pkg-config lua5.4 liblua5.4-dev default-jdk-headless junit5; do
+  have_pkg "$p" || need_apt+=("$p")
+done
+command -v "$PYTHON" >/dev/null 2>&1 || need_apt+=(python3 python3-dev)
+# The Python headers for the interpreter the build targets.
+if command -v "$PYTHON" >/dev/null 2>&1; then
+  inc=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+  [ -f "$inc/Python.h" ] || need_apt+=(python3-dev)
+fi
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "missing packages: ${need_apt[*]}; run as root: apt-get install -y ${need_apt[*]}" >&2
+    exit 1
+  fi
+  echo "installing: ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# Python test dependencies for the interpreter the build targets: pip where it may install,
+# Debian's packages where the interpreter is the system's (externally managed) one.
+if ! "$PYTHON" -c 'import numpy, pytest' >/dev/null 2>&1; then
+  if ! "$PYTHON" -m pip install -q numpy pytest >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq
+      apt-get install -y -qq --no-install-recommends python3-numpy python3-pytest >/dev/null
+    fi
+  fi
+  "$PYTHON" -c 'import numpy, pytest' || { echo "numpy and pytest are needed for $PYTHON" >&2; exit 1; }
+fi
