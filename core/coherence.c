@@ -33,7 +33,8 @@ static void loc_name(int loc, char *out, size_t cap) {
         snprintf(out, cap, "%d", loc - 1);
 }
 
-/* Issue a copy of a from location src to dst on stream s, as a computation of its own. */
+/* Issue a copy of a from location src to dst on stream s, as a computation of its own.
+ * *out is borrowed. */
 static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
                             pg__comp **out) {
     void *dbuf, *sbuf;
@@ -97,7 +98,8 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
     a->valid |= PG__LOC_BIT(dst);
     pg__comp_set(rt, &a->ready[dst], cc);
     pg__log(rt, 2, "%s (%llu bytes)", name, (unsigned long long)a->nbytes);
-    *out = cc;
+    *out = cc; /* borrowed: a->ready[dst] and the in-flight list hold it */
+    pg__comp_unref(rt, cc);
     return PG_OK;
 }
 
