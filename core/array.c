@@ -218,10 +218,7 @@ static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *ds
             size_t es = pg_dtype_size(a->dtype);
             char *host = (char *)a->host + first * es;
             pthread_mutex_unlock(&rt->mu);
-            if (dst)
-                memcpy(dst, host, count * es);
-            else
-                memcpy(host, src, count * es);
+            memcpy(dst ? dst : host, dst ? (const void *)host : src, count * es);
             pthread_mutex_lock(&rt->mu);
             st = pg__exec_host_end(rt, a);
         }

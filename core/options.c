@@ -67,14 +67,14 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         return PG_OK;
     }
     if (!strcmp(name, "prefetch")) {
-        int b;
+        int b = 0;
         pg_status st = parse_bool(name, value, &b);
         if (st == PG_OK)
             o->prefetch = b;
         return st;
     }
     if (!strcmp(name, "exploration_threshold")) {
-        double d;
+        double d = 0;
         pg_status st = parse_number(name, value, &d);
         if (st == PG_OK)
             o->exploration_threshold = d;
