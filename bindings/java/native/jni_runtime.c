@@ -1,0 +1,193 @@
+/* jni_runtime.c: polygpu.Native's runtime, dtype and observability entry points. */
+#include "jni_util.h"
+
+#include <stdlib.h>
+
+#define NLOC (PG_MAX_DEVICES + 1)
+
+JNIEXPORT jint JNICALL Java_polygpu_Native_maxLocations(JNIEnv *env, jclass cls) {
+    return NLOC;
+}
+
+JNIEXPORT jint JNICALL Java_polygpu_Native_dtypeParse(JNIEnv *env, jclass cls, jbyteArray name) {
+    int failed;
+    char *s = pgj_cstr(env, name, &failed);
+    if (failed)
+        return 0;
+    pg_dtype t = PG_FLOAT32;
+    pg_status st = pg_dtype_parse(s, &t);
+    if (st)
+        pgj_throw_status(env, st);
+    free(s);
+    return (jint)t;
+}
+
+/* Strings handed to pg_options_set must outlive pg_runtime_new: all are freed at the end. */
+JNIEXPORT jlong JNICALL Java_polygpu_Native_runtimeNew(JNIEnv *env, jclass cls, jobjectArray names,
+                                                       jobjectArray values) {
+    jsize n = (*env)->GetArrayLength(env, names);
+    char **strs = calloc((size_t)n * 2 + 1, sizeof *strs);
+    if (!strs) {
+        pgj_throw_message(env, PG_ERROR_OUT_OF_MEMORY, "out of host memory for the options");
+        return 0;
+    }
+    pg_options o;
+    pg_options_init(&o);
+    pg_runtime *rt = NULL;
+    int ok = 1;
+    for (jsize i = 0; ok && i < n; i++) {
+        int failed;
+        jbyteArray name = (*env)->GetObjectArrayElement(env, names, i);
+        jbyteArray value = (*env)->GetObjectArrayElement(env, values, i);
+        strs[2 * i] = pgj_cstr(env, name, &failed);
+        ok = !failed;
+        if (ok) {
+            strs[2 * i + 1] = pgj_cstr(env, value, &failed);
+            ok = !failed;
+        }
+        (*env)->DeleteLocalRef(env, name);
+        (*env)->DeleteLocalRef(env, value);
+        if (ok) {
+            pg_status st = pg_options_set(&o, strs[2 * i], strs[2 * i + 1]);
+            if (st) {
+                pgj_throw_status(env, st);
+                ok = 0;
+            }
+        }
+    }
+    if (ok) {
+        pg_status st = pg_runtime_new(&o, &rt);
+        if (st) {
+            pgj_throw_status(env, st);
+            rt = NULL;
+        }
+    }
+    for (jsize i = 0; i < 2 * n; i++)
+        free(strs[i]);
+    free(strs);
+    return PGJ_HANDLE(rt);
+}
+
+JNIEXPORT void JNICALL Java_polygpu_Native_runtimeFree(JNIEnv *env, jclass cls, jlong rt) {
+    pg_status st = pg_runtime_free(PGJ_PTR(pg_runtime, rt));
+    if (st)
+        pgj_throw_status(env, st);
+}
+
+JNIEXPORT void JNICALL Java_polygpu_Native_runtimeSync(JNIEnv *env, jclass cls, jlong rt) {
+    pg_status st = pg_runtime_sync(PGJ_PTR(pg_runtime, rt));
+    if (st)
+        pgj_throw_status(env, st);
+}
+
+/* Layout read by Stats: 8 counters, then link_bytes row-major, NLOC x NLOC. */
+JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclass cls, jlong rt) {
+    pg_stats *s = malloc(sizeof *s);
+    if (!s) {
+        pgj_throw_message(env, PG_ERROR_OUT_OF_MEMORY, "out of host memory for the stats");
+        return NULL;
+    }
+    pg_status st = pg_runtime_stats(PGJ_PTR(pg_runtime, rt), s);
+    if (st) {
+        pgj_throw_status(env, st);
+        free(s);
+        return NULL;
+    }
+    jlong v[8 + NLOC * NLOC];
+    v[0] = s->ndevices;
+    v[1] = (jlong)s->computations;
+    v[2] = (jlong)s->kernels;
+    v[3] = (jlong)s->host_accesses;
+    v[4] = (jlong)s->copies;
+    v[5] = (jlong)s->bytes_moved;
+    v[6] = (jlong)s->host_wait_ns;
+    v[7] = (jlong)s->pending;
+    for (int i = 0; i < NLOC; i++)
+        for (int j = 0; j < NLOC; j++)
+            v[8 + i * NLOC + j] = (jlong)s->link_bytes[i][j];
+    free(s);
+    jlongArray out = (*env)->NewLongArray(env, 8 + NLOC * NLOC);
+    if (out)
+        (*env)->SetLongArrayRegion(env, out, 0, 8 + NLOC * NLOC, v);
+    return out;
+}
+
+/* {long[] (id, kind, memory, major, minor, multiprocessors) per device, String[] names}. */
+JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeDevices(JNIEnv *env, jclass cls,
+                                                                  jlong rt) {
+    pg_device_info info[PG_MAX_DEVICES];
+    int count = 0;
+    pg_status st = pg_runtime_devices(PGJ_PTR(pg_runtime, rt), info, PG_MAX_DEVICES, &count);
+    if (st) {
+        pgj_throw_status(env, st);
+        return NULL;
+    }
+    if (count > PG_MAX_DEVICES)
+        count = PG_MAX_DEVICES;
+    jclass string_class = (*env)->FindClass(env, "java/lang/String");
+    jclass object_class = (*env)->FindClass(env, "java/lang/Object");
+    if (!string_class || !object_class)
+        return NULL;
+    jlong nums[PG_MAX_DEVICES * 6];
+    jlongArray jnums = (*env)->NewLongArray(env, count * 6);
+    jobjectArray names = (*env)->NewObjectArray(env, count, string_class, NULL);
+    jobjectArray out = (*env)->NewObjectArray(env, 2, object_class, NULL);
+    if (!jnums || !names || !out)
+        return NULL;
+    for (int d = 0; d < count; d++) {
+        jlong *n = &nums[d * 6];
+        n[0] = info[d].id;
+        n[1] = info[d].kind == PG_DEVICE_CUDA ? 1 : 0;
+        n[2] = (jlong)info[d].memory_bytes;
+        n[3] = info[d].compute_major;
+        n[4] = info[d].compute_minor;
+        n[5] = info[d].multiprocessors;
+        info[d].name[sizeof info[d].name - 1] = '\0';
+        jstring name = pgj_string(env, info[d].name);
+        if (!name)
+            return NULL;
+        (*env)->SetObjectArrayElement(env, names, d, name);
+        (*env)->DeleteLocalRef(env, name);
+    }
+    (*env)->SetLongArrayRegion(env, jnums, 0, count * 6, nums);
+    (*env)->SetObjectArrayElement(env, out, 0, jnums);
+    (*env)->SetObjectArrayElement(env, out, 1, names);
+    return out;
+}
+
+JNIEXPORT jstring JNICALL Java_polygpu_Native_dagString(JNIEnv *env, jclass cls, jlong rt,
+                                                        jint format) {
+    char *s = NULL;
+    pg_status st = pg_dag_export_string(PGJ_PTR(pg_runtime, rt), (pg_dag_format)format, &s);
+    if (st) {
+        pgj_throw_status(env, st);
+        return NULL;
+    }
+    jstring out = pgj_string(env, s);
+    pg_string_free(s);
+    return out;
+}
+
+JNIEXPORT void JNICALL Java_polygpu_Native_dagExport(JNIEnv *env, jclass cls, jlong rt, jint format,
+                                                     jbyteArray path) {
+    int failed;
+    char *p = pgj_cstr(env, path, &failed);
+    if (failed)
+        return;
+    pg_status st = pg_dag_export(PGJ_PTR(pg_runtime, rt), (pg_dag_format)format, p);
+    if (st)
+        pgj_throw_status(env, st);
+    free(p);
+}
+
+JNIEXPORT void JNICALL Java_polygpu_Native_traceWrite(JNIEnv *env, jclass cls, jlong rt,
+                                                      jbyteArray path) {
+    int failed;
+    char *p = pgj_cstr(env, path, &failed);
+    if (failed)
+        return;
+    pg_status st = pg_trace_write(PGJ_PTR(pg_runtime, rt), p);
+    if (st)
+        pgj_throw_status(env, st);
+    free(p);
+}

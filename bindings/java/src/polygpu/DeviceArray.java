@@ -1,0 +1,905 @@
+package polygpu;
+
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An array of a {@link Runtime}: one host copy plus one per device that used it; the runtime
+ * knows which copies hold the current value and copies only when needed.
+ *
+ * <p>Every host access (an element get or set, a bulk copy, a host view) is one computation in
+ * the runtime's DAG: it waits for the array's last writer only (and, when it writes, for the
+ * readers since), never for unrelated work. Typed accessors check the element type: {@code
+ * getFloat} needs a {@link DType#FLOAT32} array, {@code getInt} an {@code INT32} or {@code UINT32}
+ * one, and so on by width; a mismatch throws {@link ArgumentException}. Indices are flat,
+ * row-major. Multi-byte values travel in the platform's native byte order.
+ *
+ * <p>{@link #close()} frees the array (work still using it keeps its memory until it ends); an
+ * array the program drops is freed by a {@link Cleaner}. Calls on a closed array, or on an array
+ * of a closed runtime, throw {@link IllegalStateException}.
+ */
+public final class DeviceArray implements AutoCloseable {
+
+    /** The native array; no reference to the DeviceArray object, as the Cleaner requires. */
+    static final class State implements Runnable {
+        final Runtime.State rt;
+        final long handle;
+        final AtomicBoolean closed = new AtomicBoolean();
+        /** Host views not yet released: ended before the free, which refuses a mapped array. */
+        final AtomicInteger maps = new AtomicInteger();
+
+        State(Runtime.State rt, long handle) {
+            this.rt = rt;
+            this.handle = handle;
+        }
+
+        @Override
+        public void run() {
+            rt.lock.readLock().lock();
+            try {
+                if (closed.getAndSet(true) || rt.closed())
+                    return; /* a closed runtime freed its arrays itself */
+                for (int n = maps.get(); n > 0; n = maps.decrementAndGet())
+                    Native.arrayUnmap(handle);
+                Native.arrayFree(handle);
+            } finally {
+                rt.lock.readLock().unlock();
+            }
+        }
+    }
+
+    /** Keeps the runtime reachable (and so open) while this array is. */
+    private final Runtime runtime;
+    final State state;
+    private final Cleaner.Cleanable cleanable;
+    private final DType dtype;
+    private final long[] shape;
+    private final long length;
+    private final long id;
+
+    DeviceArray(Runtime runtime, long handle) {
+        this.runtime = runtime;
+        this.state = new State(runtime.state, handle);
+        this.cleanable = Native.CLEANER.register(this, state);
+        long[] d;
+        try {
+            d = Native.arrayDescribe(handle);
+        } catch (RuntimeException e) {
+            cleanable.clean();
+            throw e;
+        }
+        id = d[0];
+        dtype = DType.values()[(int) d[1]];
+        shape = new long[(int) d[2]];
+        System.arraycopy(d, 3, shape, 0, shape.length);
+        length = d[7];
+    }
+
+    /** Begins a call: the handle, with the runtime's read lock held. */
+    private long enter() {
+        runtime.enter();
+        if (state.closed.get()) {
+            runtime.exit();
+            throw new IllegalStateException("polygpu: the array is closed");
+        }
+        return state.handle;
+    }
+
+    private void exit() {
+        runtime.exit();
+        Reference.reachabilityFence(this);
+    }
+
+    /**
+     * The handle for a kernel argument; the caller holds the kernel runtime's read lock, and this
+     * array must stay reachable until the launch returns.
+     */
+    long launchHandle() {
+        if (state.closed.get() || state.rt.closed())
+            throw new IllegalStateException("polygpu: a kernel argument is a closed array");
+        return state.handle;
+    }
+
+    /**
+     * The element type.
+     *
+     * @return the dtype
+     */
+    public DType dtype() {
+        return dtype;
+    }
+
+    /**
+     * The dimensions, row-major.
+     *
+     * @return a copy of the shape
+     */
+    public long[] shape() {
+        return shape.clone();
+    }
+
+    /**
+     * The number of elements (the product of the shape).
+     *
+     * @return elements
+     */
+    public long length() {
+        return length;
+    }
+
+    /**
+     * The size in bytes.
+     *
+     * @return {@code length() * dtype().size()}
+     */
+    public long nbytes() {
+        return length * dtype.size();
+    }
+
+    /**
+     * The array's id in the DAG export ({@code "array"} of each vertex's {@code "args"}).
+     *
+     * @return the id
+     */
+    public long id() {
+        return id;
+    }
+
+    /**
+     * The locations that hold the current value now, as planned by the scheduler: bit 0 the
+     * host, bit {@code d + 1} device {@code d}.
+     *
+     * @return the location bitmask
+     */
+    public int validLocations() {
+        long h = enter();
+        try {
+            return (int) Native.arrayDescribe(h)[9];
+        } finally {
+            exit();
+        }
+    }
+
+    private void check(String accessor, DType a, DType b) {
+        if (dtype != a && dtype != b)
+            throw new ArgumentException(accessor + " needs an array of " + a
+                    + (b != a ? " or " + b : "") + "; this array holds " + dtype);
+    }
+
+    private void checkIndex(long i) {
+        if (i < 0 || i >= length)
+            throw new IndexOutOfBoundsException(
+                    "index " + i + " is out of range for an array of " + length + " elements");
+    }
+
+    private long get(long i) {
+        checkIndex(i);
+        long h = enter();
+        try {
+            return Native.arrayGet(h, i, dtype.size());
+        } finally {
+            exit();
+        }
+    }
+
+    private void set(long i, long bits) {
+        checkIndex(i);
+        long h = enter();
+        try {
+            Native.arraySet(h, i, dtype.size(), bits);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Reads one element of a {@code float32} array; waits for its last writer.
+     *
+     * @param i flat index
+     * @return the value
+     * @throws ArgumentException if the array is not float32
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public float getFloat(long i) {
+        check("getFloat", DType.FLOAT32, DType.FLOAT32);
+        return Float.intBitsToFloat((int) get(i));
+    }
+
+    /**
+     * Writes one element of a {@code float32} array; waits for its last writer and readers.
+     *
+     * @param i flat index
+     * @param v the value
+     * @throws ArgumentException if the array is not float32
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public void setFloat(long i, float v) {
+        check("setFloat", DType.FLOAT32, DType.FLOAT32);
+        set(i, Float.floatToRawIntBits(v) & 0xffffffffL);
+    }
+
+    /**
+     * Reads one element of a {@code float64} array.
+     *
+     * @param i flat index
+     * @return the value
+     * @throws ArgumentException if the array is not float64
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public double getDouble(long i) {
+        check("getDouble", DType.FLOAT64, DType.FLOAT64);
+        return Double.longBitsToDouble(get(i));
+    }
+
+    /**
+     * Writes one element of a {@code float64} array.
+     *
+     * @param i flat index
+     * @param v the value
+     * @throws ArgumentException if the array is not float64
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public void setDouble(long i, double v) {
+        check("setDouble", DType.FLOAT64, DType.FLOAT64);
+        set(i, Double.doubleToRawLongBits(v));
+    }
+
+    /**
+     * Reads one element of an {@code int32} or {@code uint32} array (the bits of a uint32; see
+     * {@link Integer#toUnsignedLong(int)}).
+     *
+     * @param i flat index
+     * @return the value
+     * @throws ArgumentException if the array is not int32 or uint32
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public int getInt(long i) {
+        check("getInt", DType.INT32, DType.UINT32);
+        return (int) get(i);
+    }
+
+    /**
+     * Writes one element of an {@code int32} or {@code uint32} array.
+     *
+     * @param i flat index
+     * @param v the value (its bits, for uint32)
+     * @throws ArgumentException if the array is not int32 or uint32
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public void setInt(long i, int v) {
+        check("setInt", DType.INT32, DType.UINT32);
+        set(i, v & 0xffffffffL);
+    }
+
+    /**
+     * Reads one element of an {@code int64} or {@code uint64} array.
+     *
+     * @param i flat index
+     * @return the value (the bits, for uint64)
+     * @throws ArgumentException if the array is not int64 or uint64
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public long getLong(long i) {
+        check("getLong", DType.INT64, DType.UINT64);
+        return get(i);
+    }
+
+    /**
+     * Writes one element of an {@code int64} or {@code uint64} array.
+     *
+     * @param i flat index
+     * @param v the value (its bits, for uint64)
+     * @throws ArgumentException if the array is not int64 or uint64
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public void setLong(long i, long v) {
+        check("setLong", DType.INT64, DType.UINT64);
+        set(i, v);
+    }
+
+    /**
+     * Reads one element of an {@code int16} or {@code uint16} array.
+     *
+     * @param i flat index
+     * @return the value (the bits, for uint16)
+     * @throws ArgumentException if the array is not int16 or uint16
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public short getShort(long i) {
+        check("getShort", DType.INT16, DType.UINT16);
+        return (short) get(i);
+    }
+
+    /**
+     * Writes one element of an {@code int16} or {@code uint16} array.
+     *
+     * @param i flat index
+     * @param v the value (its bits, for uint16)
+     * @throws ArgumentException if the array is not int16 or uint16
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public void setShort(long i, short v) {
+        check("setShort", DType.INT16, DType.UINT16);
+        set(i, v & 0xffffL);
+    }
+
+    /**
+     * Reads one element of an {@code int8} or {@code uint8} array.
+     *
+     * @param i flat index
+     * @return the value (the bits, for uint8)
+     * @throws ArgumentException if the array is not int8 or uint8
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public byte getByte(long i) {
+        check("getByte", DType.INT8, DType.UINT8);
+        return (byte) get(i);
+    }
+
+    /**
+     * Writes one element of an {@code int8} or {@code uint8} array.
+     *
+     * @param i flat index
+     * @param v the value (its bits, for uint8)
+     * @throws ArgumentException if the array is not int8 or uint8
+     * @throws IndexOutOfBoundsException if {@code i} is outside the array
+     */
+    public void setByte(long i, byte v) {
+        check("setByte", DType.INT8, DType.UINT8);
+        set(i, v & 0xffL);
+    }
+
+    /* ------------------------------------------------------------ bulk copies */
+
+    private void checkRange(long first, int offset, int count, int javaLength) {
+        if (offset < 0 || count < 0 || offset > javaLength - count)
+            throw new IndexOutOfBoundsException("Java array range [" + offset + ", "
+                    + ((long) offset + count) + ") is outside its " + javaLength + " elements");
+        if (first < 0 || first > length - count)
+            throw new IndexOutOfBoundsException("elements [" + first + ", " + (first + count)
+                    + ") are outside the array of " + length + " elements");
+    }
+
+    private void read(String what, DType a, DType b, long first, Object dst, int offset,
+            int count, int javaLength, int jtype) {
+        check(what, a, b);
+        checkRange(first, offset, count, javaLength);
+        long h = enter();
+        try {
+            Native.arrayReadArray(h, first, count, dst, offset, jtype);
+        } finally {
+            exit();
+        }
+    }
+
+    private void write(String what, DType a, DType b, long first, Object src, int offset,
+            int count, int javaLength, int jtype) {
+        check(what, a, b);
+        checkRange(first, offset, count, javaLength);
+        long h = enter();
+        try {
+            Native.arrayWriteArray(h, first, count, src, offset, jtype);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Copies {@code src} into the first {@code src.length} elements of a {@code float32} array:
+     * one host access (writing the whole array needs no copy of the old contents).
+     *
+     * @param src the values
+     * @throws ArgumentException if the array is not float32
+     * @throws IndexOutOfBoundsException if {@code src} is longer than the array
+     */
+    public void copyFrom(float[] src) {
+        copyFrom(0, src, 0, src.length);
+    }
+
+    /**
+     * Copies {@code count} values from {@code src[offset..]} to elements {@code first..} of a
+     * {@code float32} array, as one host access.
+     *
+     * @param first first element written
+     * @param src the values
+     * @param offset first index in {@code src}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not float32
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyFrom(long first, float[] src, int offset, int count) {
+        write("copyFrom(float[])", DType.FLOAT32, DType.FLOAT32, first, src, offset, count,
+                src.length, Native.J_FLOAT);
+    }
+
+    /**
+     * Copies the first {@code dst.length} elements of a {@code float32} array into {@code dst}:
+     * one host access that waits only for the array's last writer.
+     *
+     * @param dst receives the values
+     * @throws ArgumentException if the array is not float32
+     * @throws IndexOutOfBoundsException if {@code dst} is longer than the array
+     */
+    public void copyTo(float[] dst) {
+        copyTo(0, dst, 0, dst.length);
+    }
+
+    /**
+     * Copies elements {@code first..first+count-1} of a {@code float32} array into {@code
+     * dst[offset..]}, as one host access.
+     *
+     * @param first first element read
+     * @param dst receives the values
+     * @param offset first index in {@code dst}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not float32
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyTo(long first, float[] dst, int offset, int count) {
+        read("copyTo(float[])", DType.FLOAT32, DType.FLOAT32, first, dst, offset, count,
+                dst.length, Native.J_FLOAT);
+    }
+
+    /**
+     * Copies {@code src} into the first elements of a {@code float64} array (one host access).
+     *
+     * @param src the values
+     * @throws ArgumentException if the array is not float64
+     * @throws IndexOutOfBoundsException if {@code src} is longer than the array
+     */
+    public void copyFrom(double[] src) {
+        copyFrom(0, src, 0, src.length);
+    }
+
+    /**
+     * Copies {@code count} values from {@code src[offset..]} to elements {@code first..} of a
+     * {@code float64} array (one host access).
+     *
+     * @param first first element written
+     * @param src the values
+     * @param offset first index in {@code src}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not float64
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyFrom(long first, double[] src, int offset, int count) {
+        write("copyFrom(double[])", DType.FLOAT64, DType.FLOAT64, first, src, offset, count,
+                src.length, Native.J_DOUBLE);
+    }
+
+    /**
+     * Copies the first {@code dst.length} elements of a {@code float64} array into {@code dst}
+     * (one host access).
+     *
+     * @param dst receives the values
+     * @throws ArgumentException if the array is not float64
+     * @throws IndexOutOfBoundsException if {@code dst} is longer than the array
+     */
+    public void copyTo(double[] dst) {
+        copyTo(0, dst, 0, dst.length);
+    }
+
+    /**
+     * Copies elements {@code first..} of a {@code float64} array into {@code dst[offset..]} (one
+     * host access).
+     *
+     * @param first first element read
+     * @param dst receives the values
+     * @param offset first index in {@code dst}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not float64
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyTo(long first, double[] dst, int offset, int count) {
+        read("copyTo(double[])", DType.FLOAT64, DType.FLOAT64, first, dst, offset, count,
+                dst.length, Native.J_DOUBLE);
+    }
+
+    /**
+     * Copies {@code src} into the first elements of an {@code int32}/{@code uint32} array (one
+     * host access).
+     *
+     * @param src the values
+     * @throws ArgumentException if the array is not int32 or uint32
+     * @throws IndexOutOfBoundsException if {@code src} is longer than the array
+     */
+    public void copyFrom(int[] src) {
+        copyFrom(0, src, 0, src.length);
+    }
+
+    /**
+     * Copies {@code count} values from {@code src[offset..]} to elements {@code first..} of an
+     * {@code int32}/{@code uint32} array (one host access).
+     *
+     * @param first first element written
+     * @param src the values
+     * @param offset first index in {@code src}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not int32 or uint32
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyFrom(long first, int[] src, int offset, int count) {
+        write("copyFrom(int[])", DType.INT32, DType.UINT32, first, src, offset, count,
+                src.length, Native.J_INT);
+    }
+
+    /**
+     * Copies the first {@code dst.length} elements of an {@code int32}/{@code uint32} array into
+     * {@code dst} (one host access).
+     *
+     * @param dst receives the values
+     * @throws ArgumentException if the array is not int32 or uint32
+     * @throws IndexOutOfBoundsException if {@code dst} is longer than the array
+     */
+    public void copyTo(int[] dst) {
+        copyTo(0, dst, 0, dst.length);
+    }
+
+    /**
+     * Copies elements {@code first..} of an {@code int32}/{@code uint32} array into {@code
+     * dst[offset..]} (one host access).
+     *
+     * @param first first element read
+     * @param dst receives the values
+     * @param offset first index in {@code dst}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not int32 or uint32
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyTo(long first, int[] dst, int offset, int count) {
+        read("copyTo(int[])", DType.INT32, DType.UINT32, first, dst, offset, count, dst.length,
+                Native.J_INT);
+    }
+
+    /**
+     * Copies {@code src} into the first elements of an {@code int64}/{@code uint64} array (one
+     * host access).
+     *
+     * @param src the values
+     * @throws ArgumentException if the array is not int64 or uint64
+     * @throws IndexOutOfBoundsException if {@code src} is longer than the array
+     */
+    public void copyFrom(long[] src) {
+        copyFrom(0, src, 0, src.length);
+    }
+
+    /**
+     * Copies {@code count} values from {@code src[offset..]} to elements {@code first..} of an
+     * {@code int64}/{@code uint64} array (one host access).
+     *
+     * @param first first element written
+     * @param src the values
+     * @param offset first index in {@code src}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not int64 or uint64
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyFrom(long first, long[] src, int offset, int count) {
+        write("copyFrom(long[])", DType.INT64, DType.UINT64, first, src, offset, count,
+                src.length, Native.J_LONG);
+    }
+
+    /**
+     * Copies the first {@code dst.length} elements of an {@code int64}/{@code uint64} array into
+     * {@code dst} (one host access).
+     *
+     * @param dst receives the values
+     * @throws ArgumentException if the array is not int64 or uint64
+     * @throws IndexOutOfBoundsException if {@code dst} is longer than the array
+     */
+    public void copyTo(long[] dst) {
+        copyTo(0, dst, 0, dst.length);
+    }
+
+    /**
+     * Copies elements {@code first..} of an {@code int64}/{@code uint64} array into {@code
+     * dst[offset..]} (one host access).
+     *
+     * @param first first element read
+     * @param dst receives the values
+     * @param offset first index in {@code dst}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not int64 or uint64
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyTo(long first, long[] dst, int offset, int count) {
+        read("copyTo(long[])", DType.INT64, DType.UINT64, first, dst, offset, count, dst.length,
+                Native.J_LONG);
+    }
+
+    /**
+     * Copies {@code src} into the first elements of an {@code int16}/{@code uint16} array (one
+     * host access).
+     *
+     * @param src the values
+     * @throws ArgumentException if the array is not int16 or uint16
+     * @throws IndexOutOfBoundsException if {@code src} is longer than the array
+     */
+    public void copyFrom(short[] src) {
+        copyFrom(0, src, 0, src.length);
+    }
+
+    /**
+     * Copies {@code count} values from {@code src[offset..]} to elements {@code first..} of an
+     * {@code int16}/{@code uint16} array (one host access).
+     *
+     * @param first first element written
+     * @param src the values
+     * @param offset first index in {@code src}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not int16 or uint16
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyFrom(long first, short[] src, int offset, int count) {
+        write("copyFrom(short[])", DType.INT16, DType.UINT16, first, src, offset, count,
+                src.length, Native.J_SHORT);
+    }
+
+    /**
+     * Copies the first {@code dst.length} elements of an {@code int16}/{@code uint16} array into
+     * {@code dst} (one host access).
+     *
+     * @param dst receives the values
+     * @throws ArgumentException if the array is not int16 or uint16
+     * @throws IndexOutOfBoundsException if {@code dst} is longer than the array
+     */
+    public void copyTo(short[] dst) {
+        copyTo(0, dst, 0, dst.length);
+    }
+
+    /**
+     * Copies elements {@code first..} of an {@code int16}/{@code uint16} array into {@code
+     * dst[offset..]} (one host access).
+     *
+     * @param first first element read
+     * @param dst receives the values
+     * @param offset first index in {@code dst}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not int16 or uint16
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyTo(long first, short[] dst, int offset, int count) {
+        read("copyTo(short[])", DType.INT16, DType.UINT16, first, dst, offset, count, dst.length,
+                Native.J_SHORT);
+    }
+
+    /**
+     * Copies {@code src} into the first elements of an {@code int8}/{@code uint8} array (one host
+     * access).
+     *
+     * @param src the values
+     * @throws ArgumentException if the array is not int8 or uint8
+     * @throws IndexOutOfBoundsException if {@code src} is longer than the array
+     */
+    public void copyFrom(byte[] src) {
+        copyFrom(0, src, 0, src.length);
+    }
+
+    /**
+     * Copies {@code count} values from {@code src[offset..]} to elements {@code first..} of an
+     * {@code int8}/{@code uint8} array (one host access).
+     *
+     * @param first first element written
+     * @param src the values
+     * @param offset first index in {@code src}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not int8 or uint8
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyFrom(long first, byte[] src, int offset, int count) {
+        write("copyFrom(byte[])", DType.INT8, DType.UINT8, first, src, offset, count, src.length,
+                Native.J_BYTE);
+    }
+
+    /**
+     * Copies the first {@code dst.length} elements of an {@code int8}/{@code uint8} array into
+     * {@code dst} (one host access).
+     *
+     * @param dst receives the values
+     * @throws ArgumentException if the array is not int8 or uint8
+     * @throws IndexOutOfBoundsException if {@code dst} is longer than the array
+     */
+    public void copyTo(byte[] dst) {
+        copyTo(0, dst, 0, dst.length);
+    }
+
+    /**
+     * Copies elements {@code first..} of an {@code int8}/{@code uint8} array into {@code
+     * dst[offset..]} (one host access).
+     *
+     * @param first first element read
+     * @param dst receives the values
+     * @param offset first index in {@code dst}
+     * @param count number of elements
+     * @throws ArgumentException if the array is not int8 or uint8
+     * @throws IndexOutOfBoundsException if a range is outside its array
+     */
+    public void copyTo(long first, byte[] dst, int offset, int count) {
+        read("copyTo(byte[])", DType.INT8, DType.UINT8, first, dst, offset, count, dst.length,
+                Native.J_BYTE);
+    }
+
+    /** Elements in a direct buffer's remaining bytes, which must be whole elements. */
+    private long bufferElements(ByteBuffer b, String what) {
+        if (b == null)
+            throw new ArgumentException(what + ": the buffer must not be null");
+        if (!b.isDirect())
+            throw new ArgumentException(what + ": the buffer must be direct "
+                    + "(ByteBuffer.allocateDirect); for heap memory use a primitive array");
+        if (b.remaining() % dtype.size() != 0)
+            throw new ArgumentException(what + ": " + b.remaining() + " remaining bytes are not a "
+                    + "whole number of " + dtype + " elements (" + dtype.size() + " bytes each)");
+        return b.remaining() / dtype.size();
+    }
+
+    /**
+     * Copies the buffer's remaining bytes into elements {@code first..} of the array as raw
+     * element bytes (native byte order), as one host access, and advances its position. Any
+     * element type.
+     *
+     * @param first first element written
+     * @param src a direct buffer holding whole elements
+     * @throws ArgumentException if the buffer is not direct or not whole elements
+     * @throws IndexOutOfBoundsException if the elements are outside the array
+     */
+    public void copyFrom(long first, ByteBuffer src) {
+        long count = bufferElements(src, "copyFrom(ByteBuffer)");
+        if (first < 0 || first > length - count)
+            throw new IndexOutOfBoundsException("elements [" + first + ", " + (first + count)
+                    + ") are outside the array of " + length + " elements");
+        long h = enter();
+        try {
+            Native.arrayWriteBuffer(h, first, count, src, src.position());
+        } finally {
+            exit();
+        }
+        src.position(src.limit());
+    }
+
+    /**
+     * Copies the buffer's remaining bytes into the first elements of the array; see {@link
+     * #copyFrom(long, ByteBuffer)}.
+     *
+     * @param src a direct buffer holding whole elements
+     */
+    public void copyFrom(ByteBuffer src) {
+        copyFrom(0, src);
+    }
+
+    /**
+     * Fills the buffer's remaining bytes with elements {@code first..} of the array, as raw
+     * element bytes (native byte order), as one host access, and advances its position. Any
+     * element type.
+     *
+     * @param first first element read
+     * @param dst a direct buffer whose remaining bytes are whole elements
+     * @throws ArgumentException if the buffer is not direct, read-only or not whole elements
+     * @throws IndexOutOfBoundsException if the elements are outside the array
+     */
+    public void copyTo(long first, ByteBuffer dst) {
+        long count = bufferElements(dst, "copyTo(ByteBuffer)");
+        if (dst.isReadOnly())
+            throw new ArgumentException("copyTo(ByteBuffer): the buffer is read-only");
+        if (first < 0 || first > length - count)
+            throw new IndexOutOfBoundsException("elements [" + first + ", " + (first + count)
+                    + ") are outside the array of " + length + " elements");
+        long h = enter();
+        try {
+            Native.arrayReadBuffer(h, first, count, dst, dst.position());
+        } finally {
+            exit();
+        }
+        dst.position(dst.limit());
+    }
+
+    /**
+     * Fills the buffer's remaining bytes with the first elements of the array; see {@link
+     * #copyTo(long, ByteBuffer)}.
+     *
+     * @param dst a direct buffer whose remaining bytes are whole elements
+     */
+    public void copyTo(ByteBuffer dst) {
+        copyTo(0, dst);
+    }
+
+    /* ------------------------------------------------------------ host views */
+
+    /**
+     * A zero-copy, read-write host view of the whole array; see {@link #asByteBuffer(Access)}.
+     *
+     * @return a direct buffer in native byte order
+     */
+    public ByteBuffer asByteBuffer() {
+        return asByteBuffer(Access.INOUT);
+    }
+
+    /**
+     * A zero-copy host view of the whole array: a direct buffer over the array's host memory, in
+     * native byte order. Taking it is a host access that lasts until {@link #release()}: it waits
+     * for the last writer ({@link Access#IN}) or also for readers ({@link Access#OUT}, {@link
+     * Access#INOUT}, which make the host copy the only valid one), and kernels that conflict
+     * with it are held back, not failed, until it is released. Views nest; each needs its own
+     * release. The buffer must not be used after the release, nor after the array or runtime
+     * is closed.
+     *
+     * @param access how the view is used; {@code IN} gives a read-only buffer
+     * @return the view
+     * @throws ArgumentException if the array is over 2 GiB, the most a ByteBuffer addresses
+     */
+    public ByteBuffer asByteBuffer(Access access) {
+        if (access == null)
+            throw new ArgumentException("access must not be null");
+        if (nbytes() > Integer.MAX_VALUE)
+            throw new ArgumentException("the array has " + nbytes() + " bytes; a ByteBuffer views "
+                    + "at most 2^31-1: use copyTo/copyFrom with an element range");
+        ByteBuffer b;
+        long h = enter();
+        try {
+            b = Native.arrayMap(h, access.code(), nbytes());
+            state.maps.incrementAndGet();
+        } finally {
+            exit();
+        }
+        b.order(ByteOrder.nativeOrder());
+        return access == Access.IN ? b.asReadOnlyBuffer().order(ByteOrder.nativeOrder()) : b;
+    }
+
+    /**
+     * Ends the most recent host view taken with {@link #asByteBuffer()}: kernels held back by it
+     * may run.
+     *
+     * @throws StateException if no view is open
+     */
+    public void release() {
+        long h = enter();
+        try {
+            int n;
+            do {
+                n = state.maps.get();
+                if (n <= 0)
+                    throw new StateException("release: the array has no open host view "
+                            + "(asByteBuffer) to release");
+            } while (!state.maps.compareAndSet(n, n - 1));
+            try {
+                Native.arrayUnmap(h);
+            } catch (RuntimeException e) {
+                state.maps.incrementAndGet();
+                throw e;
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Whether {@link #close()} has run on this array or its runtime.
+     *
+     * @return true once closed
+     */
+    public boolean isClosed() {
+        return state.closed.get() || state.rt.closed();
+    }
+
+    /**
+     * Frees the array; open host views are released first and become invalid. Work that still
+     * uses the array keeps its memory until it ends. Closing again does nothing.
+     */
+    @Override
+    public void close() {
+        cleanable.clean();
+    }
+
+    /**
+     * Describes the array.
+     *
+     * @return e.g. {@code "DeviceArray(float32, [1000])"}
+     */
+    @Override
+    public String toString() {
+        return "DeviceArray(" + dtype + ", " + java.util.Arrays.toString(shape) + ")";
+    }
+}

@@ -1,0 +1,493 @@
+package polygpu;
+
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * A polygpu runtime: a set of devices, the arrays and kernels on them, and the scheduler that
+ * runs each kernel launch as soon as the launches it depends on have finished, on the device its
+ * policy picks. Every method may be called from any thread.
+ *
+ * <pre>{@code
+ * try (Runtime rt = new Runtime(new Runtime.Options().devices("host:4"))) {
+ *     DeviceArray y = rt.array("float32", 1000);
+ *     Kernel fill = rt.kernel(SOURCE, "fill");
+ *     fill.launch(new Dim3(4), new Dim3(256), y, 1.5f, 1000);
+ *     float v = y.getFloat(0); // waits for the launch that wrote y, not for the others
+ * }
+ * }</pre>
+ *
+ * <p>{@link #close()} waits for all work and frees every array and kernel of the runtime; it
+ * also waits for calls in progress on other threads. A runtime the program drops without closing
+ * is closed by a {@link Cleaner} once it and all its arrays and kernels are unreachable. Any call
+ * on a closed runtime, or on an array or kernel of one, throws {@link IllegalStateException}.
+ */
+public final class Runtime implements AutoCloseable {
+
+    /**
+     * Options of a runtime: the names of DESIGN.md's configuration, which are those of the C
+     * {@code pg_options}, of the Python and Lua keywords and of the {@code PG_<NAME>} environment
+     * variables. An option left unset takes its environment variable, else its default.
+     * Setters return this object, so calls chain: {@code new Options().devices("host:4")
+     * .policy("round-robin")}.
+     */
+    public static final class Options {
+        private final Map<String, String> values = new LinkedHashMap<>();
+
+        /** Options with nothing set: environment variables, else defaults. */
+        public Options() {
+        }
+
+        /**
+         * Sets an option by its C name ({@code "stream_policy"}, {@code "cache_dir"}, ...) from a
+         * string, as {@code pg_options_set} reads it. The name is checked when the runtime is
+         * created.
+         *
+         * @param name the option's C name
+         * @param value its value as text; {@code null} unsets it
+         * @return this
+         */
+        public Options set(String name, String value) {
+            if (name == null)
+                throw new ArgumentException("option name must not be null");
+            if (value == null)
+                values.remove(name);
+            else
+                values.put(name, value);
+            return this;
+        }
+
+        /**
+         * The devices to drive.
+         *
+         * @param v {@code "auto"} (GPUs, else one CPU device), {@code "cuda"}, {@code "cuda:0,2"},
+         *          {@code "host:4"} (four CPU devices with separate memories)
+         * @return this
+         */
+        public Options devices(String v) {
+            return set("devices", v);
+        }
+
+        /**
+         * The device policy.
+         *
+         * @param v {@code "round-robin"}, {@code "stream-aware"}, {@code "min-transfer-size"},
+         *          {@code "minmax-transfer-time"} (default), or a name registered from C
+         * @return this
+         */
+        public Options policy(String v) {
+            return set("policy", v);
+        }
+
+        /**
+         * How a launch without parents gets a stream ({@code stream_policy}).
+         *
+         * @param v {@code "fifo"} (reuse free streams, default) or {@code "always-new"}
+         * @return this
+         */
+        public Options streamPolicy(String v) {
+            return set("stream_policy", v);
+        }
+
+        /**
+         * How a launch with parents gets a stream ({@code parent_stream_policy}).
+         *
+         * @param v {@code "same-as-parent"}, {@code "disjoint"}, {@code "multigpu-disjoint"}
+         *          (default) or {@code "multigpu-early-disjoint"}
+         * @return this
+         */
+        public Options parentStreamPolicy(String v) {
+            return set("parent_stream_policy", v);
+        }
+
+        /**
+         * Asynchronous execution, or every launch waited for (for debugging).
+         *
+         * @param v {@code "async"} (default) or {@code "sync"}
+         * @return this
+         */
+        public Options execution(String v) {
+            return set("execution", v);
+        }
+
+        /**
+         * Input copies on a separate copy stream.
+         *
+         * @param v true to prefetch
+         * @return this
+         */
+        public Options prefetch(boolean v) {
+            return set("prefetch", v ? "1" : "0");
+        }
+
+        /**
+         * A bandwidth matrix file for the transfer-aware policies.
+         *
+         * @param path path of the CSV file
+         * @return this
+         */
+        public Options interconnect(String path) {
+            return set("interconnect", path);
+        }
+
+        /**
+         * The share of launches minmax-transfer-time spends exploring ({@code
+         * exploration_threshold}).
+         *
+         * @param v in [0, 1], default 0.1
+         * @return this
+         */
+        public Options explorationThreshold(double v) {
+            return set("exploration_threshold", Double.toString(v));
+        }
+
+        /**
+         * Log level on standard error.
+         *
+         * @param v {@code "off"} (default), {@code "info"} or {@code "debug"}
+         * @return this
+         */
+        public Options log(String v) {
+            return set("log", v);
+        }
+
+        /**
+         * A Chrome-trace timeline written when the runtime is closed.
+         *
+         * @param path the JSON file to write
+         * @return this
+         */
+        public Options trace(String path) {
+            return set("trace", path);
+        }
+
+        /**
+         * The compiled-kernel cache ({@code cache_dir}).
+         *
+         * @param path a folder, default {@code ~/.cache/polygpu}
+         * @return this
+         */
+        public Options cacheDir(String path) {
+            return set("cache_dir", path);
+        }
+
+        /**
+         * The options set so far, by C name.
+         *
+         * @return an unmodifiable view
+         */
+        public Map<String, String> values() {
+            return Collections.unmodifiableMap(values);
+        }
+    }
+
+    /**
+     * The native runtime and the lock that keeps it alive: every call holds the read lock, so
+     * calls run in parallel (none waits for another's device work), and closing takes the write
+     * lock, so the runtime is never freed under a call. It holds no reference to the Runtime
+     * object, as the Cleaner requires.
+     */
+    static final class State implements Runnable {
+        final long handle;
+        final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+        private volatile boolean closed;
+
+        State(long handle) {
+            this.handle = handle;
+        }
+
+        boolean closed() {
+            return closed;
+        }
+
+        @Override
+        public void run() {
+            lock.writeLock().lock();
+            try {
+                if (closed)
+                    return;
+                closed = true;
+                Native.runtimeFree(handle);
+            } finally {
+                lock.writeLock().unlock();
+            }
+        }
+    }
+
+    final State state;
+    private final Cleaner.Cleanable cleanable;
+
+    /** A runtime with every option from its environment variable or its default. */
+    public Runtime() {
+        this(new Options());
+    }
+
+    /**
+     * A runtime with the given options.
+     *
+     * @param options the options; those not set come from the environment or the defaults
+     * @throws ArgumentException for an unknown option, policy or bad value
+     * @throws DeviceException if the devices cannot be opened
+     */
+    public Runtime(Options options) {
+        Map<String, String> v = options == null ? Map.of() : options.values;
+        byte[][] names = new byte[v.size()][];
+        byte[][] vals = new byte[v.size()][];
+        int i = 0;
+        for (Map.Entry<String, String> e : v.entrySet()) {
+            names[i] = Native.cstr(e.getKey(), "option name");
+            vals[i++] = Native.cstr(e.getValue(), "option " + e.getKey());
+        }
+        state = new State(Native.runtimeNew(names, vals));
+        cleanable = Native.CLEANER.register(this, state);
+    }
+
+    /** Begins a call: the handle, with the read lock held. */
+    long enter() {
+        state.lock.readLock().lock();
+        if (state.closed()) {
+            state.lock.readLock().unlock();
+            throw new IllegalStateException("polygpu: the runtime is closed");
+        }
+        return state.handle;
+    }
+
+    /** Ends a call begun with {@link #enter()}. */
+    void exit() {
+        state.lock.readLock().unlock();
+        Reference.reachabilityFence(this);
+    }
+
+    /**
+     * A new zero-filled array.
+     *
+     * @param dtype the element type
+     * @param shape 1 to 4 positive dimensions, row-major
+     * @return the array
+     * @throws ArgumentException for a bad shape
+     * @throws OutOfMemoryException if no device could hold it
+     */
+    public DeviceArray array(DType dtype, long... shape) {
+        if (dtype == null)
+            throw new ArgumentException("dtype must not be null");
+        if (shape == null)
+            throw new ArgumentException("shape must not be null");
+        long h = enter();
+        try {
+            return new DeviceArray(this, Native.arrayNew(h, dtype.code(), shape.clone()));
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * A new zero-filled array, the element type by name.
+     *
+     * @param dtype {@code "int8"} .. {@code "uint64"}, {@code "float32"}, {@code "float64"}
+     * @param shape 1 to 4 positive dimensions, row-major
+     * @return the array
+     * @throws ArgumentException for an unknown dtype or a bad shape
+     */
+    public DeviceArray array(String dtype, long... shape) {
+        return array(DType.parse(dtype), shape);
+    }
+
+    /**
+     * A kernel from CUDA source, its parameters' access modes inferred: {@code const T*} is read
+     * only, {@code T*} read and written, scalars by value.
+     *
+     * @param source CUDA C++ source
+     * @param name the {@code __global__} function, or a C++ name expression such as
+     *             {@code "axpy<float>"}
+     * @return the compiled kernel
+     * @throws CompileException if the source does not compile ({@link CompileException#getLog()})
+     * @throws NotFoundException if the source has no kernel of that name
+     */
+    public Kernel kernel(String source, String name) {
+        return kernel(source, name, null, null);
+    }
+
+    /**
+     * A kernel from CUDA source with an explicit signature.
+     *
+     * @param source CUDA C++ source
+     * @param name the {@code __global__} function
+     * @param signature a C parameter list whose pointers may carry {@code in}/{@code out}/
+     *                  {@code inout}, e.g. {@code "out float *y, in const float *x, int n"};
+     *                  {@code null} to infer it
+     * @return the compiled kernel
+     * @throws ArgumentException if the signature does not parse
+     * @throws CompileException if the source does not compile
+     */
+    public Kernel kernel(String source, String name, String signature) {
+        return kernel(source, name, signature, null);
+    }
+
+    /**
+     * A kernel from CUDA source with a signature and compiler options.
+     *
+     * @param source CUDA C++ source
+     * @param name the {@code __global__} function
+     * @param signature the parameter list, or {@code null} to infer it
+     * @param options space-separated compiler options ({@code "-O3 -DN=4"}), or {@code null}
+     * @return the compiled kernel
+     * @throws ArgumentException if the signature does not parse
+     * @throws CompileException if the source does not compile
+     * @throws NotFoundException if the source has no kernel of that name
+     */
+    public Kernel kernel(String source, String name, String signature, String options) {
+        if (source == null || name == null)
+            throw new ArgumentException("kernel source and name must not be null");
+        byte[] src = Native.cstr(source, "kernel source");
+        byte[] nm = Native.cstr(name, "kernel name");
+        byte[] sig = Native.cstr(signature, "signature");
+        byte[] opt = Native.cstr(options, "compiler options");
+        long h = enter();
+        try {
+            return new Kernel(this, Native.kernelNew(h, src, nm, sig, opt), name);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Blocks until every launch and host access submitted so far has finished. */
+    public void sync() {
+        long h = enter();
+        try {
+            Native.runtimeSync(h);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * The runtime's counters now.
+     *
+     * @return a snapshot
+     */
+    public Stats stats() {
+        long h = enter();
+        try {
+            return new Stats(Native.runtimeStats(h), Native.MAX_LOCATIONS);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * The devices this runtime drives, by id.
+     *
+     * @return an unmodifiable list
+     */
+    public List<Device> devices() {
+        Object[] raw;
+        long h = enter();
+        try {
+            raw = Native.runtimeDevices(h);
+        } finally {
+            exit();
+        }
+        long[] n = (long[]) raw[0];
+        String[] names = (String[]) raw[1];
+        List<Device> out = new ArrayList<>(names.length);
+        for (int i = 0; i < names.length; i++) {
+            int b = i * 6;
+            out.add(new Device((int) n[b], n[b + 1] == 1 ? Device.Kind.CUDA : Device.Kind.CPU,
+                    names[i], n[b + 2], (int) n[b + 3], (int) n[b + 4], (int) n[b + 5]));
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    /**
+     * The DAG of the most recent computations as JSON: {@code {"vertices": [{"id", "kind",
+     * "name", "device", "stream", "args", "start_ns", "end_ns"}...], "edges": [[parent, child]
+     * ...]}}.
+     *
+     * @return the JSON text
+     */
+    public String dag() {
+        long h = enter();
+        try {
+            return Native.dagString(h, 1);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * The DAG of the most recent computations in Graphviz DOT.
+     *
+     * @return the DOT text
+     */
+    public String dagDot() {
+        long h = enter();
+        try {
+            return Native.dagString(h, 0);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Writes the DAG to a file: JSON if the path ends in {@code .json}, else Graphviz DOT.
+     *
+     * @param path the file to write
+     * @throws PolygpuException ({@code PG_ERROR_IO}) if it cannot be written
+     */
+    public void exportDag(String path) {
+        byte[] p = Native.cstr(path, "path");
+        if (p == null)
+            throw new ArgumentException("path must not be null");
+        int format = path.toLowerCase(java.util.Locale.ROOT).endsWith(".json") ? 1 : 0;
+        long h = enter();
+        try {
+            Native.dagExport(h, format, p);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Writes a Chrome-trace JSON timeline (opens in Perfetto): one track per device stream.
+     *
+     * @param path the file to write
+     * @throws PolygpuException ({@code PG_ERROR_IO}) if it cannot be written
+     */
+    public void writeTrace(String path) {
+        byte[] p = Native.cstr(path, "path");
+        if (p == null)
+            throw new ArgumentException("path must not be null");
+        long h = enter();
+        try {
+            Native.traceWrite(h, p);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Whether {@link #close()} has run.
+     *
+     * @return true once closed
+     */
+    public boolean isClosed() {
+        return state.closed();
+    }
+
+    /**
+     * Waits for all work, writes the trace if one was asked for, and frees the runtime with every
+     * array and kernel still open (their host views become invalid). Closing again does nothing.
+     *
+     * @throws PolygpuException if waiting for the work failed; the runtime is freed anyway
+     */
+    @Override
+    public void close() {
+        cleanable.clean();
+    }
+}

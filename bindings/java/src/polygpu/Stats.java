@@ -1,0 +1,125 @@
+package polygpu;
+
+/**
+ * A snapshot of a runtime's counters ({@link Runtime#stats()}). A "location" is 0 for the host
+ * and {@code d + 1} for device {@code d}.
+ */
+public final class Stats {
+    private final int ndevices;
+    private final long computations, kernels, hostAccesses, copies, bytesMoved, hostWaitNs,
+            pending;
+    private final long[][] linkBytes;
+
+    Stats(long[] raw, int maxLocations) {
+        ndevices = (int) raw[0];
+        computations = raw[1];
+        kernels = raw[2];
+        hostAccesses = raw[3];
+        copies = raw[4];
+        bytesMoved = raw[5];
+        hostWaitNs = raw[6];
+        pending = raw[7];
+        int n = ndevices + 1;
+        linkBytes = new long[n][n];
+        for (int s = 0; s < n; s++)
+            for (int d = 0; d < n; d++)
+                linkBytes[s][d] = raw[8 + s * maxLocations + d];
+    }
+
+    /**
+     * Devices of the runtime.
+     *
+     * @return the number of devices
+     */
+    public int ndevices() {
+        return ndevices;
+    }
+
+    /**
+     * Computations so far: kernels, host accesses and copies.
+     *
+     * @return the count
+     */
+    public long computations() {
+        return computations;
+    }
+
+    /**
+     * Kernel launches so far.
+     *
+     * @return the count
+     */
+    public long kernels() {
+        return kernels;
+    }
+
+    /**
+     * Host accesses so far: element reads and writes, bulk copies, host views.
+     *
+     * @return the count
+     */
+    public long hostAccesses() {
+        return hostAccesses;
+    }
+
+    /**
+     * Copies between locations the runtime issued to keep arrays coherent.
+     *
+     * @return the count
+     */
+    public long copies() {
+        return copies;
+    }
+
+    /**
+     * Bytes moved over every link (the sum of {@link #linkBytes(int, int)}).
+     *
+     * @return bytes
+     */
+    public long bytesMoved() {
+        return bytesMoved;
+    }
+
+    /**
+     * Bytes copied from one location to another.
+     *
+     * @param src source location: 0 host, d + 1 device d
+     * @param dst destination location: 0 host, d + 1 device d
+     * @return bytes
+     * @throws IndexOutOfBoundsException if a location is not 0 .. ndevices()
+     */
+    public long linkBytes(int src, int dst) {
+        return linkBytes[src][dst];
+    }
+
+    /**
+     * Time host accesses and syncs spent waiting for devices.
+     *
+     * @return nanoseconds
+     */
+    public long hostWaitNs() {
+        return hostWaitNs;
+    }
+
+    /**
+     * Computations waiting for a host view ({@link DeviceArray#asByteBuffer()}) to be released.
+     *
+     * @return the count
+     */
+    public long pending() {
+        return pending;
+    }
+
+    /**
+     * The counters as text.
+     *
+     * @return a one-line summary
+     */
+    @Override
+    public String toString() {
+        return "Stats{devices=" + ndevices + ", computations=" + computations + ", kernels="
+                + kernels + ", hostAccesses=" + hostAccesses + ", copies=" + copies
+                + ", bytesMoved=" + bytesMoved + ", hostWaitNs=" + hostWaitNs + ", pending="
+                + pending + "}";
+    }
+}
