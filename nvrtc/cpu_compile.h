@@ -13,16 +13,26 @@ typedef struct pg__cpu_launch {
 /* Runs blocks [begin, end) of a launch (linear block index, x fastest) on the calling thread.
  * params: pointers to each parameter's value (8-byte slots). Safe to call from several threads
  * at once on disjoint block ranges. */
-typedef void (*pg__cpu_entry)(const pg__cpu_launch *l, uint64_t begin, uint64_t end,
-                              void **params);
+typedef void (*pg__cpu_entry)(const pg__cpu_launch *l, uint64_t begin, uint64_t end, void **params);
 
 typedef struct pg__cpu_module pg__cpu_module;
 
 /* Compile src (host compiler from PG_CXX, CXX, c++, g++, clang++). Compile errors:
  * PG_ERROR_COMPILE with the full log in pg_last_error_log(); no compiler: PG_ERROR_DEVICE
- * naming what to install; block-level features: PG_ERROR_UNSUPPORTED naming the construct. */
+ * naming what to install; block-level features: PG_ERROR_UNSUPPORTED naming the construct;
+ * a name the source does not define: PG_ERROR_NOT_FOUND; an option with no CPU meaning:
+ * PG_ERROR_ARGUMENT. With src->cache_dir, builds are cached there (created if needed; if it
+ * cannot be written the build is simply not cached): a hit runs no compiler, and when no
+ * compiler is available any cached build of the same source, name, options and parameter
+ * types is used. Thread-safe. */
 pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out);
+/* The entry point of a module, valid until pg__cpu_module_free. */
 pg__cpu_entry pg__cpu_module_entry(const pg__cpu_module *m);
 void pg__cpu_module_free(pg__cpu_module *m);
+
+/* The device-language layer put before every kernel's source (nvrtc/cpu_prelude.c), and a version
+ * string that changes with it (part of the cache key). */
+extern const char pg__cpu_prelude[];
+extern const char pg__cpu_prelude_version[];
 
 #endif

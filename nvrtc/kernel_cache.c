@@ -35,8 +35,7 @@ void pg__kcache_key_init(pg__kcache_key *k) {
     memset(k, 0, sizeof *k);
 }
 
-void pg__kcache_key_add_bytes(pg__kcache_key *k, const char *label, const void *data,
-                              size_t len) {
+void pg__kcache_key_add_bytes(pg__kcache_key *k, const char *label, const void *data, size_t len) {
     char head[160];
     int n = data ? snprintf(head, sizeof head, "%s %zu\n", label, len)
                  : snprintf(head, sizeof head, "%s absent\n", label);
@@ -56,8 +55,8 @@ void pg__kcache_key_add(pg__kcache_key *k, const char *label, const char *value)
 }
 
 void pg__kcache_key_tools(pg__kcache_key *k) {
+    k->tools = 1; /* first: the marker belongs to the tool part */
     key_append(k, "--- tools\n", 10);
-    k->tools = 1;
 }
 
 void pg__kcache_key_free(pg__kcache_key *k) {
@@ -201,11 +200,14 @@ int pg__kcache_match(const char *dir, const pg__kcache_key *k, int ident_only,
 }
 
 int pg__kcache_temp(const char *dir, const char *ext, char **path) {
-    size_t n = strlen(dir) + strlen(ext) + 16;
-    char *p = malloc(n);
+    static const char mid[] = "/.tmp-XXXXXX";
+    size_t dn = strlen(dir), en = strlen(ext);
+    char *p = malloc(dn + sizeof mid + en);
     if (!p)
         return -1;
-    snprintf(p, n, "%s/.tmp-XXXXXX%s", dir, ext);
+    memcpy(p, dir, dn);
+    memcpy(p + dn, mid, sizeof mid - 1);
+    memcpy(p + dn + sizeof mid - 1, ext, en + 1);
     int fd = mkostemps(p, (int)strlen(ext), O_CLOEXEC);
     if (fd < 0) {
         int e = errno;

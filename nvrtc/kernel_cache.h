@@ -26,8 +26,7 @@ typedef struct pg__kcache_key {
 void pg__kcache_key_init(pg__kcache_key *k);
 /* Append a part. value NULL is recorded as absent, distinct from "". */
 void pg__kcache_key_add(pg__kcache_key *k, const char *label, const char *value);
-void pg__kcache_key_add_bytes(pg__kcache_key *k, const char *label, const void *data,
-                              size_t len);
+void pg__kcache_key_add_bytes(pg__kcache_key *k, const char *label, const void *data, size_t len);
 /* Parts added from now on describe the tool, not the artifact's inputs. */
 void pg__kcache_key_tools(pg__kcache_key *k);
 void pg__kcache_key_free(pg__kcache_key *k);

@@ -419,6 +419,37 @@ static void test_errors(void) {
     CHECK_STATUS(pg__cpu_compile(NULL, &m), PG_ERROR_ARGUMENT);
 }
 
+/* Many kernels loaded at once: per-kernel thread-locals must not come out of glibc's small static
+ * TLS reserve (with initial-exec TLS, dlopen fails after about 26 kernels). */
+static void test_many_modules(void) {
+    enum { K = 40 };
+    pg__cpu_module *m[K] = {0};
+    int loaded = 0;
+    for (int i = 0; i < K; i++) {
+        char src[256];
+        snprintf(src, sizeof src,
+                 "__global__ void k(int *v) { v[threadIdx.x] = %d + (int)blockIdx.x; }", i);
+        if (compile(src, "k", NULL, cache_dir, &m[i]) != PG_OK) {
+            fprintf(stderr, "kernel %d of %d: %s\n", i + 1, K, pg_last_error());
+            break;
+        }
+        loaded++;
+    }
+    CHECK(loaded == K);
+    int bad = 0;
+    for (int i = 0; i < loaded; i++) {
+        int v[2] = {-1, -1};
+        args a = {0};
+        arg_ptr(&a, v);
+        pg__cpu_launch l = launch(1, 1, 1, 2, 1, 1);
+        pg__cpu_module_entry(m[i])(&l, 0, 1, a.ptr);
+        bad += v[0] != i || v[1] != i;
+    }
+    CHECK(bad == 0);
+    for (int i = 0; i < loaded; i++)
+        pg__cpu_module_free(m[i]);
+}
+
 /* ------------------------------------------------------------------ the cache */
 
 static int count_lines(const char *path) {
@@ -576,6 +607,22 @@ static void test_cache(const char *tmp) {
     CHECK(strstr(pg_last_error(), "PG_CXX") != NULL);
     CHECK_STATUS(compile(saxpy_src, "saxpy", NULL, NULL, &m1), PG_ERROR_DEVICE);
     CHECK(count_lines(counter) == 5);
+    /* A compiler that does not run is no compiler either. */
+    snprintf(path, sizeof path, "%s/broken.sh", tmp);
+    f = fopen(path, "w");
+    REQUIRE_OK(f ? PG_OK : PG_ERROR_IO);
+    fprintf(f, "#!/bin/sh\nexit 1\n");
+    fclose(f);
+    chmod(path, 0700);
+    setenv("PG_CXX", path, 1);
+    m1 = NULL;
+    CHECK_OK(compile(saxpy_src, "saxpy", NULL, dir, &m1));
+    if (m1) {
+        CHECK(saxpy_works(m1));
+        pg__cpu_module_free(m1);
+    }
+    CHECK_STATUS(compile(grid_src, "index3", NULL, dir, &m1), PG_ERROR_DEVICE);
+    CHECK(strstr(pg_last_error(), "version") != NULL);
 
     /* No cache folder: compiles every time, leaves nothing behind. */
     setenv("PG_CXX", script, 1);
@@ -619,6 +666,7 @@ int main(void) {
     test_template();
     test_options();
     test_errors();
+    test_many_modules();
     test_cache(tmp);
 
     CHECK(count_files(tmpdir, "", 1) == 2); /* only . and .. */

@@ -293,6 +293,14 @@ static void test_infer(void) {
         free(p);
     else
         CHECK(0);
+    /* A declaration before the definition: the definition's names win. */
+    if (infer_ok("__global__ void d(float *, int);\nint x;\n__global__ void d(float *v, int n) {}",
+                 "d", &p, 2)) {
+        CHECK(param_is(&p[0], "v", "float *", 1, PG_FLOAT32, PG_ACCESS_INOUT));
+        CHECK(param_is(&p[1], "n", "int", 0, PG_INT32, PG_ACCESS_IN));
+        free(p);
+    } else
+        CHECK(0);
     /* Kernels that only appear in comments, strings and macros are not kernels. */
     int n;
     const char *fakes[] = {"fake", "fake2", "fake3", "fake4", "twice", "saxp", "saxpy_"};

@@ -1,0 +1,814 @@
+/* cpu_compile.c: CUDA kernel source built for CPU devices: checks, the host compiler found and run,
+ * the generated entry point, the on-disk cache, dlopen. */
+#include "nvrtc/cpu_compile.h"
+#include "core/error.h"
+#include "nvrtc/kernel_cache.h"
+#include "nvrtc/signature.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(pg__cpu_launch) == 32 && offsetof(pg__cpu_launch, shared_mem) == 24,
+               "pg__cpu_launch must match its C++ twin in cpu_prelude.c");
+
+struct pg__cpu_module {
+    void *handle;
+    pg__cpu_entry entry;
+};
+
+/* Flags of every build; the user's translated options come after them, so theirs win. */
+static const char *const base_flags[] = {
+    "-std=c++17",          "-O3",         "-fPIC", "-shared", "-fno-exceptions",
+    "-fvisibility=hidden", "-Wl,-z,defs", NULL};
+
+#define LOG_LIMIT (1u << 20) /* compiler output kept; the rest is drained and dropped */
+
+/* ------------------------------------------------------------------ small helpers */
+
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    int failed;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *fmt, ...) PG__PRINTF(2, 3);
+
+static void sb_add(sbuf *b, const char *fmt, ...) {
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->len;
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = 1;
+            return;
+        }
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 8192;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->failed = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+/* A NULL-terminated list of malloc'ed strings. */
+typedef struct strv {
+    char **v;
+    int n, cap;
+    int failed;
+} strv;
+
+static void sv_add(strv *a, const char *s) {
+    if (a->failed)
+        return;
+    if (a->n + 2 > a->cap) {
+        int cap = a->cap ? a->cap * 2 : 16;
+        char **v = realloc(a->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            a->failed = 1;
+            return;
+        }
+        a->v = v;
+        a->cap = cap;
+    }
+    if (!(a->v[a->n] = strdup(s))) {
+        a->failed = 1;
+        return;
+    }
+    a->v[++a->n] = NULL;
+}
+
+static void sv_free(strv *a) {
+    for (int i = 0; i < a->n; i++)
+        free(a->v[i]);
+    free(a->v);
+    memset(a, 0, sizeof *a);
+}
+
+static int has_prefix(const char *s, const char *p) {
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* ------------------------------------------------------------------ options */
+
+/* NVRTC options that mean nothing for a CPU build (architecture, registers, debug line tables,
+ * GPU-only code generation switches). Entries ending in '=' match any value. */
+static const char *const ignored_options[] = {"-arch=",
+                                              "--gpu-architecture=",
+                                              "-lineinfo",
+                                              "--generate-line-info",
+                                              "--maxrregcount=",
+                                              "-maxrregcount=",
+                                              "--ftz=",
+                                              "-ftz=",
+                                              "--prec-div=",
+                                              "-prec-div=",
+                                              "--prec-sqrt=",
+                                              "-prec-sqrt=",
+                                              "-rdc=",
+                                              "--relocatable-device-code=",
+                                              "-default-device",
+                                              "--device-as-default-execution-space",
+                                              "--extra-device-vectorization",
+                                              "-extra-device-vectorization",
+                                              "-restrict",
+                                              "--restrict",
+                                              "-dopt=",
+                                              "--dopt=",
+                                              "-ewp",
+                                              "--extensible-whole-program",
+                                              "-dlto",
+                                              "--dlink-time-opt",
+                                              "--ptxas-options=",
+                                              "-Xptxas=",
+                                              "--fmad=true",
+                                              "-fmad=true",
+                                              NULL};
+
+static int option_ignored(const char *o) {
+    for (int i = 0; ignored_options[i]; i++) {
+        const char *ig = ignored_options[i];
+        size_t n = strlen(ig);
+        if (ig[n - 1] == '=' ? strncmp(o, ig, n) == 0 && o[n] : strcmp(o, ig) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static pg_status option_error(const char *opt) {
+    return pg__error(PG_ERROR_ARGUMENT,
+                     "option '%s' is not supported for CPU devices: use -O0..-O3, -D<macro>, "
+                     "-U<macro>, -I<dir>, -std=c++11|14|17|20, --use_fast_math, --fmad=false, -G, "
+                     "-w (NVRTC options such as -arch=, -lineinfo, --maxrregcount= are accepted "
+                     "and ignored)",
+                     opt);
+}
+
+/* Options for NVRTC, translated into host compiler arguments. */
+static pg_status translate_options(const char *options, strv *out) {
+    if (!options)
+        return PG_OK;
+    char *copy = strdup(options);
+    if (!copy)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    char *save = NULL, *tok[512];
+    int n = 0;
+    for (char *t = strtok_r(copy, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+        if (n == (int)(sizeof tok / sizeof tok[0])) {
+            free(copy);
+            return pg__error(PG_ERROR_ARGUMENT, "too many compiler options (at most %d)", n);
+        }
+        tok[n++] = t;
+    }
+    pg_status st = PG_OK;
+    char arg[4096];
+    for (int i = 0; i < n && !st; i++) {
+        const char *o = tok[i];
+        /* Options with a value: -D X, -DX, --define-macro=X and the same for -U and -I. */
+        static const struct {
+            const char *shrt, *lng, *to;
+        } valued[] = {{"-D", "--define-macro", "-D"},
+                      {"-U", "--undefine-macro", "-U"},
+                      {"-I", "--include-path", "-I"}};
+        int done = 0;
+        for (size_t v = 0; v < sizeof valued / sizeof valued[0] && !done; v++) {
+            const char *val = NULL;
+            size_t ln = strlen(valued[v].lng);
+            if (strcmp(o, valued[v].shrt) == 0 || strcmp(o, valued[v].lng) == 0) {
+                if (i + 1 == n) {
+                    st = pg__error(PG_ERROR_ARGUMENT, "option '%s' needs a value", o);
+                    done = 1;
+                    break;
+                }
+                val = tok[++i];
+            } else if (has_prefix(o, valued[v].lng) && o[ln] == '=') {
+                val = o + ln + 1;
+            } else if (has_prefix(o, valued[v].shrt) && o[2] && o[1] != '-') {
+                val = o + 2;
+            }
+            if (val) {
+                done = 1;
+                if (!*val)
+                    st = pg__error(PG_ERROR_ARGUMENT, "option '%s' needs a value", o);
+                else if (snprintf(arg, sizeof arg, "%s%s", valued[v].to, val) >= (int)sizeof arg)
+                    st = pg__error(PG_ERROR_ARGUMENT, "option '%s' is too long", o);
+                else
+                    sv_add(out, arg);
+            }
+        }
+        if (done)
+            continue;
+        const char *std = has_prefix(o, "--std=") ? o + 6 : has_prefix(o, "-std=") ? o + 5 : NULL;
+        if (std) {
+            if (strcmp(std, "c++11") && strcmp(std, "c++14") && strcmp(std, "c++17") &&
+                strcmp(std, "c++20"))
+                st = pg__error(PG_ERROR_ARGUMENT,
+                               "option '%s': CPU devices support -std=c++11, c++14, c++17 (the "
+                               "default) and c++20",
+                               o);
+            else {
+                snprintf(arg, sizeof arg, "-std=%s", std);
+                sv_add(out, arg);
+            }
+        } else if (strlen(o) == 3 && o[0] == '-' && o[1] == 'O' && o[2] >= '0' && o[2] <= '3') {
+            sv_add(out, o);
+        } else if (!strcmp(o, "--use_fast_math") || !strcmp(o, "-use_fast_math")) {
+            /* -ffast-math's parts except finite-math-only (CUDA keeps NaN and infinity
+             * semantics) and without the flag itself: with it, gcc and clang link
+             * crtfastmath.o, which turns on flush-to-zero for the whole process at dlopen. */
+            static const char *const fast[] = {"-fno-math-errno",   "-fno-trapping-math",
+                                               "-fno-signed-zeros", "-fassociative-math",
+                                               "-freciprocal-math", "-ffp-contract=fast"};
+            for (size_t f = 0; f < sizeof fast / sizeof fast[0]; f++)
+                sv_add(out, fast[f]);
+        } else if (!strcmp(o, "--fmad=false") || !strcmp(o, "-fmad=false")) {
+            sv_add(out, "-ffp-contract=off");
+        } else if (!strcmp(o, "-G") || !strcmp(o, "--device-debug") || !strcmp(o, "-g")) {
+            sv_add(out, "-g");
+        } else if (!strcmp(o, "-w") || !strcmp(o, "--disable-warnings")) {
+            sv_add(out, "-w");
+        } else if (!strcmp(o, "-arch") || !strcmp(o, "--gpu-architecture")) {
+            if (i + 1 == n)
+                st = pg__error(PG_ERROR_ARGUMENT, "option '%s' needs a value", o);
+            i++;
+        } else if (!option_ignored(o)) {
+            st = option_error(o);
+        }
+    }
+    free(copy);
+    if (!st && out->failed)
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    return st;
+}
+
+/* ------------------------------------------------------------------ checks on the source */
+
+typedef struct feature {
+    const char *name;
+    int prefix; /* also every identifier that starts with it */
+} feature;
+
+/* Block- and warp-level features: they need the threads of a block to run together. */
+static const feature unsupported[] = {{"__shared__", 0},
+                                      {"__syncthreads", 1},
+                                      {"__syncwarp", 0},
+                                      {"__shfl", 1},
+                                      {"__ballot_sync", 0},
+                                      {"__ballot", 0},
+                                      {"__any_sync", 0},
+                                      {"__all_sync", 0},
+                                      {"__any", 0},
+                                      {"__all", 0},
+                                      {"__activemask", 0},
+                                      {"__threadfence", 1},
+                                      {"__match_any_sync", 0},
+                                      {"__match_all_sync", 0},
+                                      {"__reduce_", 1},
+                                      {NULL, 0}};
+
+static pg_status check_features(const char *stripped, const char *name) {
+    int line = 1;
+    for (const char *p = stripped; *p; p++) {
+        if (*p == '\n')
+            line++;
+        if (!(isalpha((unsigned char)*p) || *p == '_') ||
+            (p > stripped && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
+            continue;
+        size_t n = 1;
+        while (isalnum((unsigned char)p[n]) || p[n] == '_')
+            n++;
+        for (const feature *f = unsupported; f->name; f++) {
+            size_t fn = strlen(f->name);
+            if ((n == fn || (f->prefix && n > fn)) && strncmp(p, f->name, fn) == 0)
+                return pg__error(PG_ERROR_UNSUPPORTED,
+                                 "kernel '%s' uses %.*s (line %d of its source), which is not "
+                                 "supported on CPU devices yet",
+                                 name, (int)n, p, line);
+        }
+        p += n - 1;
+    }
+    return PG_OK;
+}
+
+/* The name is pasted into generated C++: allow a (qualified, templated) name and nothing that
+ * could end the statement around it. */
+static int name_is_safe(const char *name) {
+    for (const char *p = name; *p; p++)
+        if (strchr(";{}\"'#\\/\n\r", *p))
+            return 0;
+    return 1;
+}
+
+static int type_is_safe(const char *t) {
+    if (!*t)
+        return 0;
+    for (const char *p = t; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr(" _*:", *p))
+            return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ the host compiler */
+
+/* A runnable file: a path with '/' as is, a bare name searched in PATH. malloc'ed or NULL. */
+static char *resolve_exe(const char *name) {
+    struct stat st;
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0 && stat(name, &st) == 0 && S_ISREG(st.st_mode) ? strdup(name)
+                                                                                      : NULL;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path;;) {
+        const char *e = strchr(p, ':');
+        size_t dn = e ? (size_t)(e - p) : strlen(p);
+        size_t n = dn + strlen(name) + 3;
+        char *cand = malloc(n);
+        if (!cand)
+            return NULL;
+        snprintf(cand, n, "%.*s/%s", (int)(dn ? dn : 1), dn ? p : ".", name);
+        if (access(cand, X_OK) == 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode))
+            return cand;
+        free(cand);
+        if (!e)
+            return NULL;
+        p = e + 1;
+    }
+}
+
+/* PG_CXX (strict: an explicit choice that cannot be run is an error, never a silent fallback),
+ * then CXX, c++, g++, clang++. On failure why gets the message. */
+static char *find_compiler(char *why, size_t whyn) {
+    const char *pg = getenv("PG_CXX");
+    if (pg && *pg) {
+        char *p = resolve_exe(pg);
+        if (!p)
+            snprintf(why, whyn,
+                     "PG_CXX is '%s', which is not an executable C++ compiler: set PG_CXX to "
+                     "one (e.g. g++) or unset it",
+                     pg);
+        return p;
+    }
+    const char *cands[] = {getenv("CXX"), "c++", "g++", "clang++"};
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
+        char *p = cands[i] && *cands[i] ? resolve_exe(cands[i]) : NULL;
+        if (p)
+            return p;
+    }
+    snprintf(why, whyn,
+             "no C++ compiler found for CPU devices: install g++ (apt-get install g++) or set "
+             "PG_CXX");
+    return NULL;
+}
+
+/* Run argv[0] (a path) with stdin from /dev/null, stdout and stderr captured in *log. 0 when it
+ * ran (its exit code in *code, -1 if a signal ended it); -1 with errno when it could not start. */
+static int run_capture(char *const argv[], char **log, int *code) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        errno = ENOMEM;
+        return -1;
+    }
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    pid_t pid;
+    int e = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (e != 0) {
+        close(fds[0]);
+        errno = e;
+        return -1;
+    }
+    sbuf b = {0};
+    sb_add(&b, "%s", "");
+    char chunk[4096];
+    for (;;) {
+        ssize_t r = read(fds[0], chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        if (b.len < LOG_LIMIT)
+            sb_add(&b, "%.*s", (int)r, chunk);
+    }
+    close(fds[0]);
+    int ws = 0;
+    pid_t w;
+    while ((w = waitpid(pid, &ws, 0)) < 0 && errno == EINTR)
+        ;
+    /* ECHILD: the host program reaps children itself (SIGCHLD ignored); the output decides. */
+    *code = w < 0 ? 0 : WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    if (b.failed) {
+        free(b.s);
+        b.s = NULL;
+    }
+    *log = b.s;
+    return 0;
+}
+
+/* `cxx --version`'s first line, asked once per process and compiler path. */
+static pthread_mutex_t version_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { char *path, *line; } versions[16];
+static int nversions;
+
+static pg_status compiler_version(const char *cxx, char **out) {
+    pthread_mutex_lock(&version_mu);
+    for (int i = 0; i < nversions; i++)
+        if (strcmp(versions[i].path, cxx) == 0) {
+            *out = strdup(versions[i].line);
+            pthread_mutex_unlock(&version_mu);
+            return *out ? PG_OK : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
+    pthread_mutex_unlock(&version_mu);
+    char *argv[] = {(char *)cxx, "--version", NULL};
+    char *log = NULL;
+    int code;
+    if (run_capture(argv, &log, &code) != 0)
+        return pg__error(PG_ERROR_DEVICE, "cannot run the C++ compiler '%s': %s", cxx,
+                         strerror(errno));
+    if (code != 0 || !log || !*log) {
+        pg_status st = pg__error(PG_ERROR_DEVICE,
+                                 "the C++ compiler '%s' failed to report its version (exit code "
+                                 "%d): check the installation or set PG_CXX",
+                                 cxx, code);
+        pg__error_set_log(log);
+        free(log);
+        return st;
+    }
+    log[strcspn(log, "\n")] = '\0';
+    pthread_mutex_lock(&version_mu);
+    int known = 0;
+    for (int i = 0; i < nversions && !known; i++)
+        known = strcmp(versions[i].path, cxx) == 0;
+    if (!known && nversions < (int)(sizeof versions / sizeof versions[0])) {
+        char *p = strdup(cxx), *l = strdup(log);
+        if (p && l) {
+            versions[nversions].path = p;
+            versions[nversions++].line = l;
+        } else {
+            free(p);
+            free(l);
+        }
+    }
+    pthread_mutex_unlock(&version_mu);
+    *out = log;
+    return PG_OK;
+}
+
+/* ------------------------------------------------------------------ the translation unit */
+
+static char *translation_unit(const pg__kernel_src *src, uint64_t key_check) {
+    sbuf b = {0};
+    sb_add(&b, "%s", pg__cpu_prelude);
+    /* Defined only when used: libstdc++ headers spell __attribute__((__noinline__)). */
+    if (strstr(src->source, "__noinline__"))
+        sb_add(&b, "#define __noinline__ __attribute__((noinline))\n");
+    sb_add(&b, "#line 1 \"kernel.cu\"\n%s\n", src->source);
+    sb_add(&b, "#line 1 \"polygpu-entry.cpp\"\n");
+    sb_add(&b,
+           "extern \"C\" __attribute__((visibility(\"default\"))) const unsigned long long "
+           "pg_key_check = 0x%016llxull;\n",
+           (unsigned long long)key_check);
+    sb_add(&b, "extern \"C\" __attribute__((visibility(\"default\"))) void pg_entry(const "
+               "pg__cpu_launch *l, uint64_t begin, uint64_t end, void **params) {\n");
+    for (int i = 0; i < src->nparams; i++) {
+        const char *t = src->params[i].type;
+        if (strcmp(t, "bool") == 0) /* any nonzero byte is true; a bool must hold 0 or 1 */
+            sb_add(&b, "    bool p%d = *(const unsigned char *)params[%d] != 0;\n", i, i);
+        else
+            sb_add(&b, "    %s p%d = *(%s *)params[%d];\n", t, i, t, i);
+    }
+    sb_add(&b, "    pg__cpu_run(l, begin, end, [&]() { %s(", src->name);
+    for (int i = 0; i < src->nparams; i++)
+        sb_add(&b, "%sp%d", i ? ", " : "", i);
+    sb_add(&b, "); });\n}\n");
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+static int write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    size_t len = strlen(text);
+    const char *p = text;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return close(fd);
+}
+
+/* ------------------------------------------------------------------ loading */
+
+/* dlopen a built kernel and check that it was built from the expected key (a cached file can be
+ * replaced by a colliding key's between the key check and the dlopen). 0 ok; -1 with why set. */
+static int load_module(const char *path, uint64_t check, pg__cpu_module *m, char *why,
+                       size_t whyn) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(why, whyn, "%s", e ? e : "dlopen failed");
+        return -1;
+    }
+    const unsigned long long *kc = dlsym(h, "pg_key_check");
+    void *entry = dlsym(h, "pg_entry");
+    if (!kc || *kc != check || !entry) {
+        snprintf(why, whyn, "%s is not the kernel built from this key", path);
+        dlclose(h);
+        return -1;
+    }
+    m->handle = h;
+    /* dlsym returns data pointers; POSIX guarantees the function pointer round trip. */
+    memcpy(&m->entry, &entry, sizeof m->entry);
+    return 0;
+}
+
+static const char *temp_root(void) {
+    const char *t = getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+}
+
+/* The first lines of a compiler log, for the error message (the whole log goes to the detail). */
+static void log_head(const char *log, char *out, size_t outn) {
+    size_t n = 0;
+    int lines = 0;
+    while (log[n] && lines < 12 && n < outn - 1) {
+        if (log[n] == '\n')
+            lines++;
+        n++;
+    }
+    snprintf(out, outn, "%.*s%s", (int)n, log, log[n] ? "..." : "");
+}
+
+/* ------------------------------------------------------------------ compile */
+
+static void build_key(const pg__kernel_src *src, const char *cxx, const char *version,
+                      pg__kcache_key *k) {
+    char buf[64];
+    pg__kcache_key_init(k);
+    pg__kcache_key_add(k, "format", "polygpu-cpu-kernel 1");
+    pg__kcache_key_add(k, "prelude", pg__cpu_prelude_version);
+    snprintf(buf, sizeof buf, "%016llx",
+             (unsigned long long)pg__kcache_hash(pg__cpu_prelude, strlen(pg__cpu_prelude)));
+    pg__kcache_key_add(k, "prelude-hash", buf);
+    for (int i = 0; base_flags[i]; i++)
+        pg__kcache_key_add(k, "flag", base_flags[i]);
+    pg__kcache_key_add(k, "source", src->source);
+    pg__kcache_key_add(k, "name", src->name);
+    pg__kcache_key_add(k, "options", src->options);
+    snprintf(buf, sizeof buf, "%d", src->nparams);
+    pg__kcache_key_add(k, "nparams", buf);
+    for (int i = 0; i < src->nparams; i++)
+        pg__kcache_key_add(k, "param", src->params[i].type);
+    pg__kcache_key_tools(k);
+    pg__kcache_key_add(k, "compiler", cxx);
+    pg__kcache_key_add(k, "version", version);
+}
+
+static pg_status check_src(const pg__kernel_src *src, pg__cpu_module **out) {
+    if (!src || !out || !src->source || !src->name)
+        return pg__error(PG_ERROR_ARGUMENT, "CPU compile: src, its source and name, and out are "
+                                            "required");
+    if (src->nparams < 0 || src->nparams > PG__MAX_PARAMS || (src->nparams && !src->params))
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "CPU compile: kernel '%s' has %d parameters (0..%d "
+                         "with a parameter array)",
+                         src->name, src->nparams, PG__MAX_PARAMS);
+    if (!name_is_safe(src->name))
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "'%s' is not a kernel name: expected a function name, optionally with "
+                         "template arguments",
+                         src->name);
+    for (int i = 0; i < src->nparams; i++)
+        if (!type_is_safe(src->params[i].type))
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "kernel '%s': parameter %d has no usable C type "
+                             "('%s')",
+                             src->name, i + 1, src->params[i].type);
+    return PG_OK;
+}
+
+/* Everything a build allocates, released in one place. */
+typedef struct build {
+    strv argv;
+    char *cxx, *version, *workdir, *cpp, *so, *log, *tu;
+    int so_in_cache; /* so is a temporary file in the cache folder */
+    pg__kcache_key key;
+} build;
+
+static void build_free(build *b) {
+    if (b->cpp) {
+        unlink(b->cpp);
+        free(b->cpp);
+    }
+    if (b->so) {
+        unlink(b->so); /* already renamed into the cache, or no longer needed once loaded */
+        free(b->so);
+    }
+    if (b->workdir) {
+        rmdir(b->workdir);
+        free(b->workdir);
+    }
+    sv_free(&b->argv);
+    free(b->cxx);
+    free(b->version);
+    free(b->log);
+    free(b->tu);
+    pg__kcache_key_free(&b->key);
+}
+
+static char *path_join(const char *dir, const char *file) {
+    size_t n = strlen(dir) + strlen(file) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, file);
+    return p;
+}
+
+/* Compile b->tu into b->so, or fail with PG_ERROR_COMPILE and the log. */
+static pg_status run_compiler(const pg__kernel_src *src, build *b, const strv *opts) {
+    size_t n = strlen(temp_root()) + 20;
+    if (!(b->workdir = malloc(n)))
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    snprintf(b->workdir, n, "%s/polygpu-XXXXXX", temp_root());
+    if (!mkdtemp(b->workdir)) {
+        int e = errno;
+        free(b->workdir);
+        b->workdir = NULL;
+        return pg__error(PG_ERROR_IO,
+                         "cannot create a temporary folder in %s for compiling "
+                         "kernel '%s': %s (set TMPDIR to a writable folder)",
+                         temp_root(), src->name, strerror(e));
+    }
+    if (!(b->cpp = path_join(b->workdir, "kernel.cpp")))
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (write_file(b->cpp, b->tu) != 0) {
+        int e = errno;
+        free(b->cpp);
+        b->cpp = NULL;
+        return pg__error(PG_ERROR_IO, "cannot write %s/kernel.cpp: %s", b->workdir, strerror(e));
+    }
+    if (src->cache_dir && *src->cache_dir && pg__kcache_mkdir(src->cache_dir) == 0 &&
+        pg__kcache_temp(src->cache_dir, ".so", &b->so) == 0)
+        b->so_in_cache = 1; /* else the cache folder is not writable: build uncached */
+    if (!b->so && !(b->so = path_join(b->workdir, "kernel.so")))
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    sv_add(&b->argv, b->cxx);
+    for (int i = 0; base_flags[i]; i++)
+        sv_add(&b->argv, base_flags[i]);
+    for (int i = 0; i < opts->n; i++)
+        sv_add(&b->argv, opts->v[i]);
+    sv_add(&b->argv, "-o");
+    sv_add(&b->argv, b->so);
+    sv_add(&b->argv, b->cpp);
+    if (b->argv.failed)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    int code;
+    if (run_capture(b->argv.v, &b->log, &code) != 0)
+        return pg__error(PG_ERROR_DEVICE, "cannot run the C++ compiler '%s': %s", b->cxx,
+                         strerror(errno));
+    if (code == 0)
+        return PG_OK;
+    const char *log = b->log ? b->log : "";
+    char head[1200];
+    log_head(log, head, sizeof head);
+    pg_status st = pg__error(
+        PG_ERROR_COMPILE, "kernel '%s' failed to compile for CPU devices (see the log)%s:\n%s",
+        src->name,
+        strstr(log, "polygpu-entry.cpp") ? " [the generated call failed: do the signature's types "
+                                           "match the kernel's parameters?]"
+                                         : "",
+        head);
+    pg__error_set_log(log);
+    return st;
+}
+
+pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
+    pg_status st = check_src(src, out);
+    if (st)
+        return st;
+    char *stripped = pg__signature_strip(src->source, 0);
+    if (!stripped)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    st = check_features(stripped, src->name);
+    free(stripped);
+    if (!st)
+        st = pg__signature_find(src->source, src->name);
+    strv opts = {0};
+    if (!st)
+        st = translate_options(src->options, &opts);
+    if (st) {
+        sv_free(&opts);
+        return st;
+    }
+
+    build b = {0};
+    pg__cpu_module m = {0};
+    char why[1024], no_cxx[512];
+    const char *cache = src->cache_dir && *src->cache_dir ? src->cache_dir : NULL;
+    b.cxx = find_compiler(no_cxx, sizeof no_cxx);
+    if (b.cxx && compiler_version(b.cxx, &b.version) != PG_OK) {
+        /* A compiler that does not run counts as none: the cache may still serve. */
+        snprintf(no_cxx, sizeof no_cxx, "%s", pg_last_error());
+        free(b.cxx);
+        b.cxx = NULL;
+    }
+    build_key(src, b.cxx, b.version, &b.key);
+    if (b.key.failed) {
+        sv_free(&opts);
+        build_free(&b);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    /* A cache hit runs no compiler. Without one, any build of the same inputs will do. */
+    uint64_t stored_check;
+    int hit = 0;
+    if (cache && pg__kcache_match(cache, &b.key, b.cxx == NULL, &stored_check)) {
+        char *path = pg__kcache_path(cache, &b.key, ".so");
+        hit = path && load_module(path, stored_check, &m, why, sizeof why) == 0;
+        free(path);
+    }
+    if (!hit && !b.cxx)
+        st = pg__error(PG_ERROR_DEVICE, "%s", no_cxx);
+    if (!hit && !st) {
+        uint64_t check = pg__kcache_check(b.key.text, b.key.len);
+        if (!(b.tu = translation_unit(src, check)))
+            st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+        if (!st)
+            st = run_compiler(src, &b, &opts);
+        if (!st && load_module(b.so, check, &m, why, sizeof why) != 0) {
+            st = pg__error(PG_ERROR_COMPILE,
+                           "kernel '%s' compiled for CPU devices but could not be loaded: %s",
+                           src->name, why);
+            pg__error_set_log(why);
+        }
+        /* Loaded already, so the file may move: into the cache, or away. */
+        if (!st && b.so_in_cache && pg__kcache_install(cache, &b.key, ".so", b.so) == 0) {
+            free(b.so);
+            b.so = NULL;
+        }
+    }
+    sv_free(&opts);
+    build_free(&b);
+    if (st)
+        return st;
+    pg__cpu_module *mm = malloc(sizeof *mm);
+    if (!mm) {
+        dlclose(m.handle);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    *mm = m;
+    *out = mm;
+    return PG_OK;
+}
+
+pg__cpu_entry pg__cpu_module_entry(const pg__cpu_module *m) {
+    return m ? m->entry : NULL;
+}
+
+void pg__cpu_module_free(pg__cpu_module *m) {
+    if (!m)
+        return;
+    dlclose(m->handle);
+    free(m);
+}
