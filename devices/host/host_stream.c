@@ -1,0 +1,292 @@
+/* host_stream.c: CPU-device streams (a worker thread per FIFO) and events (completion counts). */
+#include "devices/host/host_stream.h"
+#include "core/error.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef enum op_kind { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_WAIT } op_kind;
+
+typedef struct op {
+    struct op *next;
+    op_kind kind;
+    uint64_t seq;
+    pg__timing *t;
+    union {
+        struct {
+            pg__cpu_entry fn;
+            pg__cpu_launch l;
+            uint64_t nblocks;
+            int nparams;
+        } launch;
+        struct {
+            void *dst;
+            const void *src;
+            size_t bytes;
+        } copy;
+        struct {
+            pg__bstream *s; /* referenced until the op is freed */
+            uint64_t seq;
+        } wait;
+    } u;
+    uint64_t slots[]; /* launch: the parameters' values, copied at enqueue */
+} op;
+
+struct pg__bstream {
+    atomic_int refs; /* the owner, each event, each queued wait on this stream */
+    pthread_mutex_t mu;
+    pthread_cond_t work; /* an op was queued, or stop */
+    pthread_cond_t done; /* `completed` moved */
+    op *head, *tail;
+    uint64_t enqueued;              /* seq of the last op queued (mu) */
+    atomic_uint_fast64_t completed; /* seq of the last op finished; stored under mu, release */
+    int stop;
+    pthread_t thread;
+    pg__host_pool *pool;
+    uint64_t epoch_ns;
+};
+
+struct pg__bevent {
+    pg__bstream *s;
+    uint64_t seq;
+};
+
+uint64_t pg__host_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void stream_ref(pg__bstream *s) {
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+static void stream_unref(pg__bstream *s) {
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    pthread_cond_destroy(&s->done);
+    pthread_cond_destroy(&s->work);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static int reached(pg__bstream *s, uint64_t seq) {
+    return atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
+}
+
+/* Block until s has finished op seq. */
+static void wait_seq(pg__bstream *s, uint64_t seq) {
+    if (reached(s, seq))
+        return;
+    pthread_mutex_lock(&s->mu);
+    while (!reached(s, seq))
+        pthread_cond_wait(&s->done, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void run(pg__bstream *s, op *o) {
+    uint64_t t0 = o->t ? pg__host_now_ns() : 0;
+    switch (o->kind) {
+    case OP_LAUNCH: {
+        void *params[PG__MAX_PARAMS];
+        for (int i = 0; i < o->u.launch.nparams; i++)
+            params[i] = &o->slots[i];
+        pg__host_pool_run(s->pool, o->u.launch.fn, &o->u.launch.l, params, o->u.launch.nblocks);
+        break;
+    }
+    case OP_COPY:
+        if (o->u.copy.bytes && o->u.copy.dst != o->u.copy.src)
+            memmove(o->u.copy.dst, o->u.copy.src, o->u.copy.bytes);
+        break;
+    case OP_MEMSET:
+        memset(o->u.copy.dst, 0, o->u.copy.bytes);
+        break;
+    case OP_WAIT:
+        wait_seq(o->u.wait.s, o->u.wait.seq);
+        break;
+    }
+    if (o->t) {
+        o->t->start_ns = t0 - s->epoch_ns;
+        o->t->end_ns = pg__host_now_ns() - s->epoch_ns;
+    }
+}
+
+static void *worker_main(void *arg) {
+    pg__bstream *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->head && !s->stop)
+            pthread_cond_wait(&s->work, &s->mu);
+        op *o = s->head;
+        if (!o)
+            break; /* stopped and drained */
+        s->head = o->next;
+        if (!s->head)
+            s->tail = NULL;
+        pthread_mutex_unlock(&s->mu);
+        run(s, o);
+        pthread_mutex_lock(&s->mu);
+        atomic_store_explicit(&s->completed, o->seq, memory_order_release);
+        pthread_cond_broadcast(&s->done);
+        pthread_mutex_unlock(&s->mu);
+        if (o->kind == OP_WAIT)
+            stream_unref(o->u.wait.s);
+        free(o);
+        pthread_mutex_lock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static op *op_new(op_kind kind, int nslots, pg__timing *t) {
+    op *o = calloc(1, sizeof *o + (size_t)nslots * sizeof(uint64_t));
+    if (o) {
+        o->kind = kind;
+        o->t = t;
+    }
+    return o;
+}
+
+static pg_status no_memory(void) {
+    return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a CPU device operation");
+}
+
+static void enqueue(pg__bstream *s, op *o) {
+    pthread_mutex_lock(&s->mu);
+    o->seq = ++s->enqueued;
+    if (s->tail)
+        s->tail->next = o;
+    else
+        s->head = o;
+    s->tail = o;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+}
+
+pg_status pg__host_stream_new(pg__host_pool *pool, uint64_t epoch_ns, pg__bstream **out) {
+    pg__bstream *s = calloc(1, sizeof *s);
+    if (!s)
+        return no_memory();
+    atomic_init(&s->refs, 1);
+    atomic_init(&s->completed, 0);
+    s->pool = pool;
+    s->epoch_ns = epoch_ns;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->done, NULL);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* The worker runs kernel blocks too: a main thread's stack whatever RLIMIT_STACK says. */
+    pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+    int err = pthread_create(&s->thread, &attr, worker_main, s);
+    pthread_attr_destroy(&attr);
+    if (err) {
+        stream_unref(s);
+        return pg__error(PG_ERROR_DEVICE,
+                         "could not start a CPU device stream thread (error %d): too many "
+                         "streams or threads in this process",
+                         err);
+    }
+    *out = s;
+    return PG_OK;
+}
+
+void pg__host_stream_free(pg__bstream *s) {
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stop = 1;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thread, NULL);
+    stream_unref(s);
+}
+
+pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid, pg_dim3 block,
+                                 size_t shared_mem, const uint64_t *params, int nparams,
+                                 pg__timing *t) {
+    if (nparams < 0 || nparams > PG__MAX_PARAMS || (nparams && !params) || !fn)
+        return pg__error(PG_ERROR_INTERNAL,
+                         "CPU launch with %d parameters (at most %d) or no function", nparams,
+                         PG__MAX_PARAMS);
+    op *o = op_new(OP_LAUNCH, nparams, t);
+    if (!o)
+        return no_memory();
+    o->u.launch.fn = fn;
+    o->u.launch.l.grid = grid;
+    o->u.launch.l.block = block;
+    o->u.launch.l.shared_mem = shared_mem;
+    o->u.launch.nblocks = (uint64_t)grid.x * grid.y * grid.z;
+    o->u.launch.nparams = nparams;
+    if (nparams)
+        memcpy(o->slots, params, (size_t)nparams * sizeof(uint64_t));
+    enqueue(s, o);
+    return PG_OK;
+}
+
+pg_status pg__host_stream_copy(pg__bstream *s, void *dst, const void *src, size_t bytes,
+                               pg__timing *t) {
+    op *o = op_new(OP_COPY, 0, t);
+    if (!o)
+        return no_memory();
+    o->u.copy.dst = dst;
+    o->u.copy.src = src;
+    o->u.copy.bytes = bytes;
+    enqueue(s, o);
+    return PG_OK;
+}
+
+pg_status pg__host_stream_memset_zero(pg__bstream *s, void *p, size_t bytes) {
+    op *o = op_new(OP_MEMSET, 0, NULL);
+    if (!o)
+        return no_memory();
+    o->u.copy.dst = p;
+    o->u.copy.bytes = bytes;
+    enqueue(s, o);
+    return PG_OK;
+}
+
+pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e) {
+    /* Same stream: order is already given. Finished: nothing to wait for. */
+    if (e->s == s || reached(e->s, e->seq))
+        return PG_OK;
+    op *o = op_new(OP_WAIT, 0, NULL);
+    if (!o)
+        return no_memory();
+    stream_ref(e->s);
+    o->u.wait.s = e->s;
+    o->u.wait.seq = e->seq;
+    enqueue(s, o);
+    return PG_OK;
+}
+
+pg_status pg__host_event_record(pg__bstream *s, pg__bevent **out) {
+    pg__bevent *e = malloc(sizeof *e);
+    if (!e)
+        return no_memory();
+    stream_ref(s);
+    e->s = s;
+    pthread_mutex_lock(&s->mu);
+    e->seq = s->enqueued;
+    pthread_mutex_unlock(&s->mu);
+    *out = e;
+    return PG_OK;
+}
+
+int pg__host_event_done(pg__bevent *e) {
+    return reached(e->s, e->seq);
+}
+
+void pg__host_event_wait(pg__bevent *e) {
+    wait_seq(e->s, e->seq);
+}
+
+void pg__host_event_free(pg__bevent *e) {
+    if (!e)
+        return;
+    stream_unref(e->s);
+    free(e);
+}

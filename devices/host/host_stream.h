@@ -1,0 +1,34 @@
+/* host_stream.h: in-order streams of a CPU device (one worker thread draining a FIFO of
+ * operations) and events (a stream plus the sequence number of its last operation when
+ * recorded). Streams and events are reference-counted: either may be freed first. */
+#ifndef PG_HOST_STREAM_H
+#define PG_HOST_STREAM_H
+
+#include "devices/host/host_pool.h"
+
+/* A stream whose launches run on `pool` (may be NULL: the worker runs every block). Times are
+ * CLOCK_MONOTONIC nanoseconds minus epoch_ns. */
+pg_status pg__host_stream_new(pg__host_pool *pool, uint64_t epoch_ns, pg__bstream **out);
+/* Let the queued work finish, stop the worker and drop the owner's reference. */
+void pg__host_stream_free(pg__bstream *s);
+
+/* Enqueue operations; each copies what it needs, so the caller's arguments may change once the
+ * call returns. t (may be NULL) gets the operation's start and end before it counts as done. */
+pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid, pg_dim3 block,
+                                 size_t shared_mem, const uint64_t *params, int nparams,
+                                 pg__timing *t);
+pg_status pg__host_stream_copy(pg__bstream *s, void *dst, const void *src, size_t bytes,
+                               pg__timing *t);
+pg_status pg__host_stream_memset_zero(pg__bstream *s, void *p, size_t bytes);
+/* s waits for e before its later operations. */
+pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e);
+
+pg_status pg__host_event_record(pg__bstream *s, pg__bevent **out);
+int pg__host_event_done(pg__bevent *e);
+void pg__host_event_wait(pg__bevent *e);
+void pg__host_event_free(pg__bevent *e);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t pg__host_now_ns(void);
+
+#endif
