@@ -22,7 +22,9 @@ static double median(double *v, int n) {
 }
 
 int main(int argc, char **argv) {
-    const char *devices = argc > 1 ? argv[1] : getenv("PG_DEVICES") ? getenv("PG_DEVICES") : "host:1";
+    const char *devices = argc > 1               ? argv[1]
+                          : getenv("PG_DEVICES") ? getenv("PG_DEVICES")
+                                                 : "host:1";
     int n = argc > 2 ? atoi(argv[2]) : 20000;
     pg_options o;
     pg_options_init(&o);
@@ -35,8 +37,8 @@ int main(int argc, char **argv) {
     pg_kernel *k;
     int64_t len = 256;
     pg_array *a, *b;
-    if (pg_kernel_new(rt, SRC, "empty", NULL, NULL, &k) || pg_array_new(rt, PG_FLOAT32, 1, &len, &a) ||
-        pg_array_new(rt, PG_FLOAT32, 1, &len, &b)) {
+    if (pg_kernel_new(rt, SRC, "empty", NULL, NULL, &k) ||
+        pg_array_new(rt, PG_FLOAT32, 1, &len, &a) || pg_array_new(rt, PG_FLOAT32, 1, &len, &b)) {
         fprintf(stderr, "setup: %s\n", pg_last_error());
         return 1;
     }
@@ -65,9 +67,12 @@ int main(int argc, char **argv) {
     pg__runtime *r = pg__handle_get((uint64_t)(uintptr_t)rt, PG__H_RUNTIME);
     pg__stream *s = r->dev[0].streams[0];
     pg__kernel *kk = pg__handle_get((uint64_t)(uintptr_t)k, PG__H_KERNEL);
-    uint64_t slots[4] = {(uint64_t)(uintptr_t)((pg__array *)pg__handle_get((uint64_t)(uintptr_t)a, PG__H_ARRAY))->dev[0],
-                         (uint64_t)(uintptr_t)((pg__array *)pg__handle_get((uint64_t)(uintptr_t)b, PG__H_ARRAY))->dev[0],
-                         256, 0};
+    uint64_t slots[4] = {
+        (uint64_t)(uintptr_t)((pg__array *)pg__handle_get((uint64_t)(uintptr_t)a, PG__H_ARRAY))
+            ->dev[0],
+        (uint64_t)(uintptr_t)((pg__array *)pg__handle_get((uint64_t)(uintptr_t)b, PG__H_ARRAY))
+            ->dev[0],
+        256, 0};
     float two = 2.0f;
     memcpy(&slots[3], &two, sizeof two);
     all0 = pg__now_ns();

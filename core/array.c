@@ -57,7 +57,8 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
                              "pg_array_new: dimension %d has size %lld; sizes must be positive", i,
                              (long long)shape[i]);
         if ((uint64_t)shape[i] > (UINT64_C(1) << 48) / size)
-            return pg__error(PG_ERROR_ARGUMENT, "pg_array_new: shape is too large (over 2^48 elements)");
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "pg_array_new: shape is too large (over 2^48 elements)");
         size *= (uint64_t)shape[i];
     }
     uint64_t nbytes = size * esize;
@@ -157,7 +158,8 @@ pg_status pg_array_free(pg_array *h) {
     pg__runtime *rt = a->rt;
     if (a->map_count) {
         pthread_mutex_unlock(&rt->mu);
-        return pg__error(PG_ERROR_STATE, "pg_array_free: array %llu is still mapped; unmap it first",
+        return pg__error(PG_ERROR_STATE,
+                         "pg_array_free: array %llu is still mapped; unmap it first",
                          (unsigned long long)a->id);
     }
     pg__handle_release(a->handle);
@@ -201,8 +203,8 @@ static pg_status check_range(pg__array *a, uint64_t first, uint64_t count, const
 }
 
 /* One host access: begin, copy, end. */
-static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *dst,
-                           const void *src, const char *fn) {
+static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *dst, const void *src,
+                           const char *fn) {
     pg__error_clear();
     pg__array *a = lock_array(h, fn);
     if (!a)
@@ -210,8 +212,8 @@ static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *ds
     pg__runtime *rt = a->rt;
     pg_status st = check_range(a, first, count, dst ? dst : src, fn);
     if (!st && count) {
-        pg_access acc = dst ? PG_ACCESS_IN
-                            : (first == 0 && count == a->size ? PG_ACCESS_OUT : PG_ACCESS_INOUT);
+        pg_access acc =
+            dst ? PG_ACCESS_IN : (first == 0 && count == a->size ? PG_ACCESS_OUT : PG_ACCESS_INOUT);
         pg__array_ref(a); /* a concurrent free must not take the memory while we copy */
         st = pg__exec_host_begin(rt, a, acc);
         if (!st) {

@@ -7,9 +7,9 @@ static const struct {
     const char *name;
     size_t size;
 } dtypes[PG_DTYPE_COUNT] = {
-    [PG_INT8] = {"int8", 1},     [PG_INT16] = {"int16", 2},     [PG_INT32] = {"int32", 4},
-    [PG_INT64] = {"int64", 8},   [PG_UINT8] = {"uint8", 1},     [PG_UINT16] = {"uint16", 2},
-    [PG_UINT32] = {"uint32", 4}, [PG_UINT64] = {"uint64", 8},   [PG_FLOAT32] = {"float32", 4},
+    [PG_INT8] = {"int8", 1},       [PG_INT16] = {"int16", 2},   [PG_INT32] = {"int32", 4},
+    [PG_INT64] = {"int64", 8},     [PG_UINT8] = {"uint8", 1},   [PG_UINT16] = {"uint16", 2},
+    [PG_UINT32] = {"uint32", 4},   [PG_UINT64] = {"uint64", 8}, [PG_FLOAT32] = {"float32", 4},
     [PG_FLOAT64] = {"float64", 8},
 };
 

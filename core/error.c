@@ -40,16 +40,26 @@ const char *pg_last_error_log(void) {
 
 const char *pg_status_name(pg_status s) {
     switch (s) {
-    case PG_OK: return "PG_OK";
-    case PG_ERROR_ARGUMENT: return "PG_ERROR_ARGUMENT";
-    case PG_ERROR_STATE: return "PG_ERROR_STATE";
-    case PG_ERROR_COMPILE: return "PG_ERROR_COMPILE";
-    case PG_ERROR_DEVICE: return "PG_ERROR_DEVICE";
-    case PG_ERROR_OUT_OF_MEMORY: return "PG_ERROR_OUT_OF_MEMORY";
-    case PG_ERROR_NOT_FOUND: return "PG_ERROR_NOT_FOUND";
-    case PG_ERROR_UNSUPPORTED: return "PG_ERROR_UNSUPPORTED";
-    case PG_ERROR_IO: return "PG_ERROR_IO";
-    case PG_ERROR_INTERNAL: return "PG_ERROR_INTERNAL";
+    case PG_OK:
+        return "PG_OK";
+    case PG_ERROR_ARGUMENT:
+        return "PG_ERROR_ARGUMENT";
+    case PG_ERROR_STATE:
+        return "PG_ERROR_STATE";
+    case PG_ERROR_COMPILE:
+        return "PG_ERROR_COMPILE";
+    case PG_ERROR_DEVICE:
+        return "PG_ERROR_DEVICE";
+    case PG_ERROR_OUT_OF_MEMORY:
+        return "PG_ERROR_OUT_OF_MEMORY";
+    case PG_ERROR_NOT_FOUND:
+        return "PG_ERROR_NOT_FOUND";
+    case PG_ERROR_UNSUPPORTED:
+        return "PG_ERROR_UNSUPPORTED";
+    case PG_ERROR_IO:
+        return "PG_ERROR_IO";
+    case PG_ERROR_INTERNAL:
+        return "PG_ERROR_INTERNAL";
     }
     return "PG_ERROR_UNKNOWN";
 }

@@ -152,8 +152,8 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c) {
     if (!st && rt->timing)
         c->timed = 1;
     if (!st)
-        st = rt->ops->launch(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots,
-                             c->nslots, c->timed ? &c->timing : NULL);
+        st = rt->ops->launch(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots, c->nslots,
+                             c->timed ? &c->timing : NULL);
     if (!st)
         st = rt->ops->event_record(rt->b, s->b, &c->event);
     if (st) {

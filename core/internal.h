@@ -55,9 +55,9 @@ struct pg__comp {
     pg__bevent *event;  /* completes with the computation (issued device work) */
     pg__timing timing;
     int timed;
-    int stream_taken;   /* a child already reuses this computation's stream */
-    pthread_t owner;    /* host accesses: the thread that opened it */
-    pg__comp *blocker;  /* pending: the open host access it ultimately waits for */
+    int stream_taken;  /* a child already reuses this computation's stream */
+    pthread_t owner;   /* host accesses: the thread that opened it */
+    pg__comp *blocker; /* pending: the open host access it ultimately waits for */
     int nargs;
     pg__carg *args;
     int nparents;
@@ -86,11 +86,11 @@ struct pg__array {
     int ndim;
     int64_t shape[PG_MAX_DIMS];
     uint64_t size, nbytes;
-    void *host;                   /* host copy, allocated on first use */
-    void *dev[PG_MAX_DEVICES];    /* device copies, allocated on first use */
-    uint32_t valid;               /* locations holding the current value */
-    int fresh;                    /* never written: every location is valid as zeros */
-    pg__comp *ready[PG__NLOC];    /* after which the copy at a location is current */
+    void *host;                /* host copy, allocated on first use */
+    void *dev[PG_MAX_DEVICES]; /* device copies, allocated on first use */
+    uint32_t valid;            /* locations holding the current value */
+    int fresh;                 /* never written: every location is valid as zeros */
+    pg__comp *ready[PG__NLOC]; /* after which the copy at a location is current */
     /* dependency history (dag/) */
     pg__comp *last_writer;
     pg__comp **readers;
@@ -109,15 +109,15 @@ struct pg__kernel {
     char *name;
     int nparams;
     pg_param_info *params;
-    void *image;                  /* backend's compiled kernel */
-    void *fn[PG_MAX_DEVICES];     /* loaded lazily per device */
-    int live_index;               /* position in rt->kernels */
+    void *image;              /* backend's compiled kernel */
+    void *fn[PG_MAX_DEVICES]; /* loaded lazily per device */
+    int live_index;           /* position in rt->kernels */
 };
 
 /* ---- streams (per device, in creation order) */
 struct pg__stream {
     int device;
-    int index;         /* per device, from 0 */
+    int index; /* per device, from 0 */
     pg__bstream *b;
     pg__comp *last;    /* last computation issued on it (reference) */
     uint64_t last_use; /* submission counter when last chosen, for LRU reuse */

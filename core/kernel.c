@@ -25,8 +25,9 @@ pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
         return st;
     if (n > PG__MAX_PARAMS) {
         free(params);
-        return pg__error(PG_ERROR_ARGUMENT, "kernel '%s' has %d parameters; at most %d are supported",
-                         name, n, PG__MAX_PARAMS);
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "kernel '%s' has %d parameters; at most %d are supported", name, n,
+                         PG__MAX_PARAMS);
     }
     pg__kernel *k = calloc(1, sizeof *k);
     if (!k || !(k->name = strdup(name))) {
@@ -190,10 +191,11 @@ static pg_status check_dims(const pg__kernel *k, pg_dim3 grid, pg_dim3 block, si
                          k->name, grid.x, grid.y, grid.z, block.x, block.y, block.z);
     if (block.x > 1024 || block.y > 1024 || block.z > 64 ||
         (uint64_t)block.x * block.y * block.z > 1024)
-        return pg__error(PG_ERROR_ARGUMENT,
-                         "kernel '%s': block (%u, %u, %u) is too large: at most 1024 threads, x and "
-                         "y up to 1024, z up to 64",
-                         k->name, block.x, block.y, block.z);
+        return pg__error(
+            PG_ERROR_ARGUMENT,
+            "kernel '%s': block (%u, %u, %u) is too large: at most 1024 threads, x and "
+            "y up to 1024, z up to 64",
+            k->name, block.x, block.y, block.z);
     if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
         return pg__error(PG_ERROR_ARGUMENT,
                          "kernel '%s': grid (%u, %u, %u) is too large: x up to 2^31-1, y and z up "
@@ -201,8 +203,8 @@ static pg_status check_dims(const pg__kernel *k, pg_dim3 grid, pg_dim3 block, si
                          k->name, grid.x, grid.y, grid.z);
     if (shared > 227 * 1024)
         return pg__error(PG_ERROR_ARGUMENT,
-                         "kernel '%s': %zu bytes of dynamic shared memory; at most 232448",
-                         k->name, shared);
+                         "kernel '%s': %zu bytes of dynamic shared memory; at most 232448", k->name,
+                         shared);
     return PG_OK;
 }
 
@@ -233,9 +235,10 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
         c->slot_arg[i] = -1;
         if (!p->is_array) {
             if (args[i].kind != PG_ARG_SCALAR)
-                return pg__error(PG_ERROR_ARGUMENT,
-                                 "kernel '%s' parameter %d (%s): expected a %s scalar, got an array",
-                                 k->name, i + 1, pname, pg_dtype_name(p->dtype));
+                return pg__error(
+                    PG_ERROR_ARGUMENT,
+                    "kernel '%s' parameter %d (%s): expected a %s scalar, got an array", k->name,
+                    i + 1, pname, pg_dtype_name(p->dtype));
             pg_status st = convert_scalar(k, i, &args[i], &c->slots[i]);
             if (st)
                 return st;

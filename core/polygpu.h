@@ -114,10 +114,10 @@ typedef struct pg_device_info {
     int id;
     pg_device_kind kind;
     char name[128];
-    uint64_t memory_bytes;  /* total memory of the device */
-    int compute_major;      /* CUDA compute capability; 0 on CPU devices */
+    uint64_t memory_bytes; /* total memory of the device */
+    int compute_major;     /* CUDA compute capability; 0 on CPU devices */
     int compute_minor;
-    int multiprocessors;    /* SMs on a GPU, worker threads on a CPU device */
+    int multiprocessors; /* SMs on a GPU, worker threads on a CPU device */
 } pg_device_info;
 
 /* Fill up to `capacity` entries; *count gets the number of devices (may exceed capacity). */
@@ -126,14 +126,14 @@ pg_status pg_runtime_devices(pg_runtime *rt, pg_device_info *out, int capacity, 
 /* Counters. A "location" is 0 for the host and d + 1 for device d. */
 typedef struct pg_stats {
     int ndevices;
-    uint64_t computations;  /* kernels + host accesses + copies */
+    uint64_t computations; /* kernels + host accesses + copies */
     uint64_t kernels;
     uint64_t host_accesses;
     uint64_t copies;
-    uint64_t bytes_moved;   /* sum of link_bytes */
+    uint64_t bytes_moved;                                        /* sum of link_bytes */
     uint64_t link_bytes[PG_MAX_DEVICES + 1][PG_MAX_DEVICES + 1]; /* [src location][dst location] */
-    uint64_t host_wait_ns;  /* time host accesses and syncs spent waiting for devices */
-    uint64_t pending;       /* computations waiting for a mapped array to be released */
+    uint64_t host_wait_ns; /* time host accesses and syncs spent waiting for devices */
+    uint64_t pending;      /* computations waiting for a mapped array to be released */
 } pg_stats;
 
 pg_status pg_runtime_stats(pg_runtime *rt, pg_stats *out);
@@ -148,13 +148,13 @@ pg_status pg_array_new(pg_runtime *rt, pg_dtype dtype, int ndim, const int64_t *
 pg_status pg_array_free(pg_array *a);
 
 typedef struct pg_array_desc {
-    uint64_t id;  /* the id used in the DAG export */
+    uint64_t id; /* the id used in the DAG export */
     pg_dtype dtype;
     int ndim;
     int64_t shape[PG_MAX_DIMS];
-    uint64_t size;   /* elements */
+    uint64_t size; /* elements */
     uint64_t nbytes;
-    uint32_t valid;  /* bit L set: location L (0 host, d+1 device d) holds the current value */
+    uint32_t valid; /* bit L set: location L (0 host, d+1 device d) holds the current value */
 } pg_array_desc;
 
 pg_status pg_array_describe(pg_array *a, pg_array_desc *out);
@@ -182,8 +182,8 @@ typedef struct pg_dim3 {
  * in, T* inout, scalars by value) or a C parameter list whose pointers may be prefixed by
  * in/out/inout: "out float *y, in const float *x, int n". `options` may be NULL or
  * space-separated compiler options ("-O3 --use_fast_math -DN=4"). */
-pg_status pg_kernel_new(pg_runtime *rt, const char *source, const char *name,
-                        const char *signature, const char *options, pg_kernel **out);
+pg_status pg_kernel_new(pg_runtime *rt, const char *source, const char *name, const char *signature,
+                        const char *options, pg_kernel **out);
 pg_status pg_kernel_free(pg_kernel *k);
 
 typedef struct pg_param_info {
@@ -259,14 +259,14 @@ pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t sha
 /* What a device policy sees: read-only. Locations: 0 host, d + 1 device d. */
 typedef struct pg_policy_device {
     int id;
-    int busy_streams;   /* streams with unfinished work */
-    int streams;        /* streams created so far */
-    uint64_t inflight;  /* unfinished computations on this device */
+    int busy_streams;  /* streams with unfinished work */
+    int streams;       /* streams created so far */
+    uint64_t inflight; /* unfinished computations on this device */
 } pg_policy_device;
 
 typedef struct pg_policy_array {
     uint64_t nbytes;
-    uint32_t valid;     /* location bitmask holding the current value */
+    uint32_t valid; /* location bitmask holding the current value */
     pg_access access;
 } pg_policy_array;
 
@@ -275,9 +275,9 @@ typedef struct pg_policy_view {
     const pg_policy_device *devices;
     int narrays;
     const pg_policy_array *arrays;
-    const double *bandwidth;   /* GB/s, (ndevices+1)^2 row-major, [src location][dst location] */
+    const double *bandwidth; /* GB/s, (ndevices+1)^2 row-major, [src location][dst location] */
     double exploration_threshold;
-    uint32_t candidates;       /* bit d: device d may be chosen (never 0) */
+    uint32_t candidates; /* bit d: device d may be chosen (never 0) */
 } pg_policy_view;
 
 typedef struct pg_device_policy {

@@ -82,8 +82,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         return st;
     }
     rt->stats.ndevices = rt->ndev;
-    pg__log(rt, 1, "runtime: %d %s device(s), policy %s", rt->ndev, rt->ops->name,
-            rt->policy.name);
+    pg__log(rt, 1, "runtime: %d %s device(s), policy %s", rt->ndev, rt->ops->name, rt->policy.name);
     *out = (pg_runtime *)(uintptr_t)rt->handle;
     return PG_OK;
 }

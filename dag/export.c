@@ -7,10 +7,14 @@
 
 static const char *kind_name(pg__comp_kind k) {
     switch (k) {
-    case PG__KERNEL: return "kernel";
-    case PG__HOST_READ: return "host_read";
-    case PG__HOST_WRITE: return "host_write";
-    case PG__COPY: return "copy";
+    case PG__KERNEL:
+        return "kernel";
+    case PG__HOST_READ:
+        return "host_read";
+    case PG__HOST_WRITE:
+        return "host_write";
+    case PG__COPY:
+        return "copy";
     }
     return "?";
 }
@@ -57,8 +61,8 @@ pg_status pg__dag_to_json(pg__runtime *rt, char **out) {
         for (int i = 0; i < r->nargs; i++)
             pg__buf_printf(&b, "%s{\"array\":%llu,\"access\":\"%s\"}", i ? "," : "",
                            (unsigned long long)r->arg_ids[i], access_name(r->arg_access[i]));
-        pg__buf_printf(&b, "],\"start_ns\":%llu,\"end_ns\":%llu",
-                       (unsigned long long)r->start_ns, (unsigned long long)r->end_ns);
+        pg__buf_printf(&b, "],\"start_ns\":%llu,\"end_ns\":%llu", (unsigned long long)r->start_ns,
+                       (unsigned long long)r->end_ns);
         if (r->kind == PG__COPY)
             pg__buf_printf(&b, ",\"bytes\":%llu,\"src\":%d,\"dst\":%d",
                            (unsigned long long)r->bytes, r->src - 1, r->dst - 1);
@@ -87,13 +91,16 @@ pg_status pg__dag_to_dot(pg__runtime *rt, char **out) {
     pg__buf b = {0};
     uint64_t lo, hi;
     range(rt, &lo, &hi);
-    pg__buf_printf(&b, "digraph polygpu {\n  rankdir=TB;\n  node [style=filled, fontname=\"Helvetica\"];\n");
+    pg__buf_printf(
+        &b, "digraph polygpu {\n  rankdir=TB;\n  node [style=filled, fontname=\"Helvetica\"];\n");
     for (uint64_t id = lo; id <= hi && id; id++) {
         pg__record *r = find(rt, id);
         if (!r)
             continue;
         const char *fill = r->device < 0 ? "white" : colors[r->device % 8];
-        const char *shape = r->kind == PG__KERNEL ? "box" : r->kind == PG__COPY ? "ellipse" : "note";
+        const char *shape = r->kind == PG__KERNEL ? "box"
+                            : r->kind == PG__COPY ? "ellipse"
+                                                  : "note";
         char where[48];
         if (r->device < 0)
             snprintf(where, sizeof where, "host");
@@ -124,10 +131,11 @@ pg_status pg__trace_to_json(pg__runtime *rt, char **out) {
     uint64_t lo, hi;
     range(rt, &lo, &hi);
     pg__buf_printf(&b, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-    pg__buf_printf(&b, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"host\"}}");
+    pg__buf_printf(
+        &b, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"host\"}}");
     for (int d = 0; d < rt->ndev; d++) {
-        pg__buf_printf(&b, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":",
-                       d + 1);
+        pg__buf_printf(
+            &b, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", d + 1);
         char name[160];
         snprintf(name, sizeof name, "device %d: %s", d, rt->dev[d].info.name);
         pg__buf_json_string(&b, name);

@@ -40,10 +40,11 @@ static entry *find(const char *name) {
 pg_status pg_policy_register(const char *name, const pg_device_policy *policy) {
     pg__error_clear();
     if (!name || !*name || strlen(name) >= sizeof table[0].name)
-        return pg__error(PG_ERROR_ARGUMENT, "pg_policy_register: the name must have 1 to 63 characters");
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_policy_register: the name must have 1 to 63 characters");
     if (!policy || !policy->choose)
-        return pg__error(PG_ERROR_ARGUMENT, "pg_policy_register: policy '%s' needs a choose function",
-                         name);
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_policy_register: policy '%s' needs a choose function", name);
     pthread_mutex_lock(&mu);
     add_builtins();
     entry *e = find(name);
@@ -51,7 +52,8 @@ pg_status pg_policy_register(const char *name, const pg_device_policy *policy) {
     if (e && e->builtin)
         st = pg__error(PG_ERROR_ARGUMENT, "pg_policy_register: '%s' is a built-in policy", name);
     else if (!e && count == MAX_POLICIES)
-        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "pg_policy_register: at most %d policies", MAX_POLICIES);
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "pg_policy_register: at most %d policies",
+                       MAX_POLICIES);
     else {
         if (!e) {
             e = &table[count++];

@@ -41,7 +41,8 @@ static inline const char *test_devices(const char *dflt) {
     return e && *e ? e : dflt;
 }
 
-static inline pg_runtime *test_runtime(const char *devices, const char *policy, const char *execution) {
+static inline pg_runtime *test_runtime(const char *devices, const char *policy,
+                                       const char *execution) {
     pg_options o;
     pg_options_init(&o);
     o.devices = test_devices(devices);

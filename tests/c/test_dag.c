@@ -92,7 +92,7 @@ int main(void) {
     /* Write after read: the writer waits for the reader and the previous writer. */
     begin_case();
     do_fill(fill_out, a, 1);
-    do_add1(b, a);    /* reads a */
+    do_add1(b, a);       /* reads a */
     do_fill(fill, a, 5); /* inout a */
     tdag_load(rt, &dag);
     CHECK(tdag_edge(&dag, K(1), K(2)));

@@ -65,8 +65,12 @@ static void generate(unsigned seed, program *p) {
     for (int i = 0; i < p->nops; i++) {
         op *o = &p->ops[i];
         unsigned r = rnd(&s) % 100;
-        o->kind = r < 55 ? OP_LAUNCH : r < 70 ? OP_READ : r < 82 ? OP_WRITE : r < 88 ? OP_FREE
-                  : r < 94 ? OP_MAP_READ : OP_MAP_WRITE;
+        o->kind = r < 55   ? OP_LAUNCH
+                  : r < 70 ? OP_READ
+                  : r < 82 ? OP_WRITE
+                  : r < 88 ? OP_FREE
+                  : r < 94 ? OP_MAP_READ
+                           : OP_MAP_WRITE;
         o->kernel = (int)(rnd(&s) % NKERNELS);
         for (int j = 0; j < 3; j++)
             o->arr[j] = (int)(rnd(&s) % (unsigned)p->narrays);
@@ -202,7 +206,8 @@ int main(void) {
 
     env serial;
     /* The reference: one device, every call finished before the next. */
-    open_env(&serial, strncmp(async_devices, "cuda", 4) ? "host:1" : "cuda:0", "sync", "round-robin", "fifo", "disjoint");
+    open_env(&serial, strncmp(async_devices, "cuda", 4) ? "host:1" : "cuda:0", "sync",
+             "round-robin", "fifo", "disjoint");
     for (int i = 0; i < nprog; i++) {
         generate(seed0 + (unsigned)i, &progs[i]);
         pg_status st = run(&serial, &progs[i], &expect[i]);
@@ -231,7 +236,8 @@ int main(void) {
                     pg_status st = run(&e, &progs[i], &got);
                     if (st || got != expect[i]) {
                         fprintf(stderr, "MISMATCH under %s / %s / %s: %s\n", policies[pi],
-                                streams[si], parents[qi], st ? pg_last_error() : "different values");
+                                streams[si], parents[qi],
+                                st ? pg_last_error() : "different values");
                         print_program(&progs[i]);
                         if (++failures > 3)
                             return 1;
@@ -239,8 +245,8 @@ int main(void) {
                 }
                 close_env(&e);
             }
-    printf("%d programs x %d configurations on %s: %d mismatches\n", nprog, configs,
-           async_devices, failures);
+    printf("%d programs x %d configurations on %s: %d mismatches\n", nprog, configs, async_devices,
+           failures);
     free(progs);
     free(expect);
     CHECK(failures == 0);

@@ -5,14 +5,14 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#define CHECK_MSG(call, status, needle)                                                        \
-    do {                                                                                       \
-        CHECK_STATUS(call, status);                                                            \
-        if (!strstr(pg_last_error(), needle)) {                                                \
-            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__,            \
-                    pg_last_error(), needle);                                                  \
-            pg_check_failures++;                                                               \
-        }                                                                                      \
+#define CHECK_MSG(call, status, needle)                                                            \
+    do {                                                                                           \
+        CHECK_STATUS(call, status);                                                                \
+        if (!strstr(pg_last_error(), needle)) {                                                    \
+            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__,                \
+                    pg_last_error(), needle);                                                      \
+            pg_check_failures++;                                                                   \
+        }                                                                                          \
     } while (0)
 
 static pg_runtime *new_rt(const char *name, const char *value) {
@@ -84,8 +84,8 @@ int main(void) {
     /* Kernels. */
     pg_kernel *k = NULL;
     CHECK_MSG(pg_kernel_new(rt, TEST_SRC, "nosuch", NULL, NULL, &k), PG_ERROR_NOT_FOUND, "nosuch");
-    CHECK_STATUS(pg_kernel_new(rt, "__global__ void broken(float *y) { y[0] = ; }", "broken",
-                               NULL, NULL, &k),
+    CHECK_STATUS(pg_kernel_new(rt, "__global__ void broken(float *y) { y[0] = ; }", "broken", NULL,
+                               NULL, &k),
                  PG_ERROR_COMPILE);
     CHECK(strlen(pg_last_error_log()) > 0);
     CHECK_MSG(pg_kernel_new(rt, TEST_SRC, "add1", "out const float *y, float *x, int n", NULL, &k),
@@ -102,7 +102,8 @@ int main(void) {
     pg_arg swapped[] = {pg_arg_int(1), pg_arg_array(x), pg_arg_int(100)};
     CHECK_MSG(pg_kernel_launch(add1, g, b, 0, swapped, 3), PG_ERROR_ARGUMENT, "parameter 1 (y)");
     pg_arg scalar_for_n[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_array(x)};
-    CHECK_MSG(pg_kernel_launch(add1, g, b, 0, scalar_for_n, 3), PG_ERROR_ARGUMENT, "parameter 3 (n)");
+    CHECK_MSG(pg_kernel_launch(add1, g, b, 0, scalar_for_n, 3), PG_ERROR_ARGUMENT,
+              "parameter 3 (n)");
     pg_array *ints = NULL;
     REQUIRE_OK(pg_array_new(rt, PG_INT32, 1, &n, &ints));
     pg_arg wrong_type[] = {pg_arg_array(y), pg_arg_array(ints), pg_arg_int(100)};
@@ -112,7 +113,8 @@ int main(void) {
     pg_arg as_float[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_double(3.5)};
     CHECK_MSG(pg_kernel_launch(add1, g, b, 0, as_float, 3), PG_ERROR_ARGUMENT, "3.5");
     pg_kernel *u8 = NULL;
-    REQUIRE_OK(pg_kernel_new(rt, "__global__ void k(unsigned char *p, unsigned char v) { p[0] = v; }",
+    REQUIRE_OK(pg_kernel_new(rt,
+                             "__global__ void k(unsigned char *p, unsigned char v) { p[0] = v; }",
                              "k", NULL, NULL, &u8));
     pg_array *bytes = NULL;
     REQUIRE_OK(pg_array_new(rt, PG_UINT8, 1, &n, &bytes));

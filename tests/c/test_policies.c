@@ -129,8 +129,7 @@ int main(void) {
          * to every device, 10 GB/s) and on device 0 (fast to 1, 2, 3). Device 0 holds it.
          * With a second array Y only on the host, both policies prefer device 0. */
         uniform(10, 100);
-        pg_policy_array xy[2] = {{8000000, HOST | ON(0), PG_ACCESS_IN},
-                                 {1000, HOST, PG_ACCESS_IN}};
+        pg_policy_array xy[2] = {{8000000, HOST | ON(0), PG_ACCESS_IN}, {1000, HOST, PG_ACCESS_IN}};
         v = view(xy, 2);
         CHECK(choose("minmax-transfer-time", &v) == 0);
         CHECK(choose("min-transfer-time", &v) == 0);

@@ -1,0 +1,513 @@
+/* cu_backend.c: the CUDA backend — one primary context per GPU, non-blocking streams, events
+ * from a free list, stream-ordered device memory from each device's pool, pinned host memory,
+ * peer access between every capable pair, NVRTC kernels loaded lazily per device. */
+#include "core/error.h"
+#include "devices/backend.h"
+#include "devices/cuda/cu_driver.h"
+#include "nvrtc/nvrtc_compile.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cu_device {
+    CUdevice dev;
+    CUcontext ctx;
+    CUmemoryPool pool;
+    CUstream internal; /* frees and other work of the backend's own */
+    CUevent epoch;     /* timing origin (tracing only) */
+    int major, minor, sms;
+    size_t memory;
+    char name[128];
+} cu_device;
+
+struct pg__bevent {
+    CUevent e;
+    int dev;
+    pg__bevent *next_free;
+};
+
+struct pg__bstream {
+    int dev;
+    CUstream s;
+};
+
+struct pg__backend {
+    const pg__cu *cu;
+    int n, timing;
+    cu_device d[PG_MAX_DEVICES];
+    pthread_mutex_t mu; /* the event free lists */
+    pg__bevent *free_events[PG_MAX_DEVICES];
+};
+
+typedef struct cu_image {
+    int narchs;
+    int arch[PG_MAX_DEVICES];
+    pg__nvrtc_image img[PG_MAX_DEVICES];
+    CUmodule mod[PG_MAX_DEVICES];
+    CUfunction fn[PG_MAX_DEVICES];
+} cu_image;
+
+#define CU(call, what)                                                                             \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        if (r_ != CUDA_SUCCESS)                                                                    \
+            return (pg_status)pg__cu_error(b->cu, r_, what);                                       \
+    } while (0)
+
+/* The calling thread's current context, to skip redundant cuCtxSetCurrent calls. */
+static _Thread_local CUcontext current;
+
+static pg_status use(pg__backend *b, int dev) {
+    if (current != b->d[dev].ctx) {
+        CU(b->cu->cuCtxSetCurrent(b->d[dev].ctx), "cuCtxSetCurrent");
+        current = b->d[dev].ctx;
+    }
+    return PG_OK;
+}
+
+static pg_status device_info(pg__backend *b, int dev, pg_device_info *out) {
+    memset(out, 0, sizeof *out);
+    out->id = dev;
+    out->kind = PG_DEVICE_CUDA;
+    snprintf(out->name, sizeof out->name, "%s", b->d[dev].name);
+    out->memory_bytes = b->d[dev].memory;
+    out->compute_major = b->d[dev].major;
+    out->compute_minor = b->d[dev].minor;
+    out->multiprocessors = b->d[dev].sms;
+    return PG_OK;
+}
+
+static pg_status host_alloc(pg__backend *b, size_t bytes, void **out) {
+    pg_status st = use(b, 0);
+    if (st)
+        return st;
+    CU(b->cu->cuMemHostAlloc(out, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE),
+       "cuMemHostAlloc (pinned host memory)");
+    memset(*out, 0, bytes);
+    return PG_OK;
+}
+
+static void host_free(pg__backend *b, void *p) {
+    use(b, 0);
+    b->cu->cuMemFreeHost(p);
+}
+
+static pg_status dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstream *s, void **out) {
+    pg_status st = use(b, dev);
+    if (st)
+        return st;
+    CUdeviceptr p;
+    CU(b->cu->cuMemAllocAsync(&p, bytes ? bytes : 1, s ? s->s : b->d[dev].internal),
+       "cuMemAllocAsync (device memory)");
+    *out = (void *)(uintptr_t)p;
+    return PG_OK;
+}
+
+static void dev_free(pg__backend *b, int dev, void *p) {
+    if (use(b, dev) == PG_OK)
+        b->cu->cuMemFreeAsync((CUdeviceptr)(uintptr_t)p, b->d[dev].internal);
+}
+
+static pg_status memset_zero(pg__backend *b, pg__bstream *s, void *p, size_t bytes) {
+    pg_status st = use(b, s->dev);
+    if (st)
+        return st;
+    CU(b->cu->cuMemsetD8Async((CUdeviceptr)(uintptr_t)p, 0, bytes, s->s), "cuMemsetD8Async");
+    return PG_OK;
+}
+
+static pg_status stream_new(pg__backend *b, int dev, pg__bstream **out) {
+    pg_status st = use(b, dev);
+    if (st)
+        return st;
+    pg__bstream *s = calloc(1, sizeof *s);
+    if (!s)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    CUresult r = b->cu->cuStreamCreate(&s->s, CU_STREAM_NON_BLOCKING);
+    if (r) {
+        free(s);
+        return (pg_status)pg__cu_error(b->cu, r, "cuStreamCreate");
+    }
+    s->dev = dev;
+    *out = s;
+    return PG_OK;
+}
+
+static void stream_free(pg__backend *b, pg__bstream *s) {
+    if (use(b, s->dev) == PG_OK)
+        b->cu->cuStreamDestroy(s->s);
+    free(s);
+}
+
+static pg_status event_get(pg__backend *b, int dev, pg__bevent **out) {
+    pthread_mutex_lock(&b->mu);
+    pg__bevent *e = b->free_events[dev];
+    if (e)
+        b->free_events[dev] = e->next_free;
+    pthread_mutex_unlock(&b->mu);
+    if (!e) {
+        if (!(e = calloc(1, sizeof *e)))
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+        CUresult r = b->cu->cuEventCreate(&e->e, CU_EVENT_DISABLE_TIMING);
+        if (r) {
+            free(e);
+            return (pg_status)pg__cu_error(b->cu, r, "cuEventCreate");
+        }
+        e->dev = dev;
+    }
+    *out = e;
+    return PG_OK;
+}
+
+static void event_free(pg__backend *b, pg__bevent *e) {
+    pthread_mutex_lock(&b->mu);
+    e->next_free = b->free_events[e->dev];
+    b->free_events[e->dev] = e;
+    pthread_mutex_unlock(&b->mu);
+}
+
+static pg_status event_record(pg__backend *b, pg__bstream *s, pg__bevent **out) {
+    pg_status st = use(b, s->dev);
+    pg__bevent *e = NULL;
+    if (!st)
+        st = event_get(b, s->dev, &e);
+    if (st)
+        return st;
+    CUresult r = b->cu->cuEventRecord(e->e, s->s);
+    if (r) {
+        event_free(b, e);
+        return (pg_status)pg__cu_error(b->cu, r, "cuEventRecord");
+    }
+    *out = e;
+    return PG_OK;
+}
+
+static int event_done(pg__backend *b, pg__bevent *e) {
+    /* Errors count as done: the failure surfaces at the next synchronizing call. */
+    return b->cu->cuEventQuery(e->e) != CUDA_ERROR_NOT_READY;
+}
+
+static pg_status event_wait(pg__backend *b, pg__bevent *e) {
+    CU(b->cu->cuEventSynchronize(e->e), "cuEventSynchronize (a kernel or copy failed)");
+    return PG_OK;
+}
+
+static pg_status stream_wait(pg__backend *b, pg__bstream *s, pg__bevent *e) {
+    pg_status st = use(b, s->dev);
+    if (st)
+        return st;
+    CU(b->cu->cuStreamWaitEvent(s->s, e->e, 0), "cuStreamWaitEvent");
+    return PG_OK;
+}
+
+/* Timing events around an operation, only when tracing. */
+static void time_mark(pg__backend *b, pg__bstream *s, pg__timing *t, int end) {
+    if (!t || !b->timing)
+        return;
+    CUevent e;
+    if (b->cu->cuEventCreate(&e, CU_EVENT_DEFAULT) == CUDA_SUCCESS) {
+        b->cu->cuEventRecord(e, s->s);
+        t->priv[end] = e;
+    }
+}
+
+static pg_status copy(pg__backend *b, pg__bstream *s, int dst_dev, void *dst, int src_dev,
+                      const void *src, size_t bytes, pg__timing *t) {
+    (void)dst_dev;
+    (void)src_dev;
+    pg_status st = use(b, s->dev);
+    if (st)
+        return st;
+    time_mark(b, s, t, 0);
+    /* Unified addressing: one call for every direction; the driver uses peer links where
+     * access is enabled and stages through the host where not. */
+    CU(b->cu->cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes, s->s),
+       "cuMemcpyAsync");
+    time_mark(b, s, t, 1);
+    return PG_OK;
+}
+
+static pg_status kernel_build(pg__backend *b, const pg__kernel_src *src, void **image) {
+    cu_image *k = calloc(1, sizeof *k);
+    if (!k)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    pg_status st = PG_OK;
+    for (int d = 0; d < b->n && !st; d++) {
+        int arch = b->d[d].major * 10 + b->d[d].minor, i = 0;
+        while (i < k->narchs && k->arch[i] != arch)
+            i++;
+        if (i < k->narchs)
+            continue;
+        k->arch[k->narchs] = arch;
+        st = pg__nvrtc_compile(src, b->d[d].major, b->d[d].minor, &k->img[k->narchs]);
+        if (!st)
+            k->narchs++;
+    }
+    if (st) {
+        for (int i = 0; i < k->narchs; i++)
+            pg__nvrtc_image_free(&k->img[i]);
+        free(k);
+        return st;
+    }
+    *image = k;
+    return PG_OK;
+}
+
+static pg_status kernel_function(pg__backend *b, void *image, int dev, void **fn) {
+    cu_image *k = image;
+    if (!k->fn[dev]) {
+        int arch = b->d[dev].major * 10 + b->d[dev].minor, i = 0;
+        while (i < k->narchs && k->arch[i] != arch)
+            i++;
+        if (i == k->narchs)
+            return pg__error(PG_ERROR_INTERNAL, "no image for sm_%d", arch);
+        pg_status st = use(b, dev);
+        if (st)
+            return st;
+        CU(b->cu->cuModuleLoadData(&k->mod[dev], k->img[i].data), "cuModuleLoadData");
+        CU(b->cu->cuModuleGetFunction(&k->fn[dev], k->mod[dev], k->img[i].lowered),
+           "cuModuleGetFunction");
+    }
+    *fn = k->fn[dev];
+    return PG_OK;
+}
+
+static void kernel_free(pg__backend *b, void *image) {
+    cu_image *k = image;
+    for (int d = 0; d < b->n; d++)
+        if (k->mod[d] && use(b, d) == PG_OK)
+            b->cu->cuModuleUnload(k->mod[d]);
+    for (int i = 0; i < k->narchs; i++)
+        pg__nvrtc_image_free(&k->img[i]);
+    free(k);
+}
+
+static pg_status launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
+                        size_t shared_mem, const uint64_t *params, int nparams, pg__timing *t) {
+    pg_status st = use(b, s->dev);
+    if (st)
+        return st;
+    void *args[PG__MAX_PARAMS];
+    for (int i = 0; i < nparams; i++)
+        args[i] = (void *)&params[i];
+    if (shared_mem > 48 * 1024)
+        CU(b->cu->cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     (int)shared_mem),
+           "cuFuncSetAttribute (dynamic shared memory over 48 KiB)");
+    time_mark(b, s, t, 0);
+    CU(b->cu->cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                             (unsigned)shared_mem, s->s, args, NULL),
+       "cuLaunchKernel");
+    time_mark(b, s, t, 1);
+    return PG_OK;
+}
+
+static uint64_t ns_since_epoch(pg__backend *b, int dev, void *ev) {
+    float ms = 0;
+    if (!ev || b->cu->cuEventElapsedTime(&ms, b->d[dev].epoch, (CUevent)ev) != CUDA_SUCCESS)
+        return 0;
+    return (uint64_t)((double)ms * 1e6);
+}
+
+static void timing_release(pg__backend *b, pg__timing *t) {
+    for (int i = 0; i < 2; i++)
+        if (t->priv[i]) {
+            b->cu->cuEventDestroy((CUevent)t->priv[i]);
+            t->priv[i] = NULL;
+        }
+}
+
+/* The device of a timing event is the one whose epoch makes the elapsed time valid. */
+static void timing_resolve(pg__backend *b, pg__timing *t) {
+    for (int d = 0; d < b->n; d++) {
+        float ms;
+        if (t->priv[0] &&
+            b->cu->cuEventElapsedTime(&ms, b->d[d].epoch, (CUevent)t->priv[0]) == CUDA_SUCCESS) {
+            t->start_ns = ns_since_epoch(b, d, t->priv[0]);
+            t->end_ns = ns_since_epoch(b, d, t->priv[1]);
+            return;
+        }
+    }
+}
+
+static void close_backend(pg__backend *b) {
+    for (int d = 0; d < b->n; d++) {
+        if (!b->d[d].ctx)
+            continue;
+        if (use(b, d) == PG_OK) {
+            if (b->d[d].internal) {
+                b->cu->cuStreamSynchronize(b->d[d].internal);
+                b->cu->cuStreamDestroy(b->d[d].internal);
+            }
+            if (b->d[d].epoch)
+                b->cu->cuEventDestroy(b->d[d].epoch);
+            for (pg__bevent *e = b->free_events[d], *n; e; e = n) {
+                n = e->next_free;
+                b->cu->cuEventDestroy(e->e);
+                free(e);
+            }
+        }
+        b->cu->cuDevicePrimaryCtxRelease(b->d[d].dev);
+    }
+    current = NULL;
+    pthread_mutex_destroy(&b->mu);
+    free(b);
+}
+
+static const pg__backend_ops ops = {
+    .name = "cuda",
+    .close = close_backend,
+    .device_info = device_info,
+    .host_alloc = host_alloc,
+    .host_free = host_free,
+    .dev_alloc = dev_alloc,
+    .dev_free = dev_free,
+    .memset_zero = memset_zero,
+    .stream_new = stream_new,
+    .stream_free = stream_free,
+    .event_record = event_record,
+    .event_done = event_done,
+    .event_wait = event_wait,
+    .stream_wait = stream_wait,
+    .event_free = event_free,
+    .copy = copy,
+    .kernel_build = kernel_build,
+    .kernel_function = kernel_function,
+    .kernel_free = kernel_free,
+    .launch = launch,
+    .timing_resolve = timing_resolve,
+    .timing_release = timing_release,
+    .wants_timing_events = 1,
+};
+
+/* "" = every GPU, "0,2" = those ordinals. */
+static pg_status parse_spec(const char *spec, int count, int *ord, int *n) {
+    *n = 0;
+    if (!*spec) {
+        for (int i = 0; i < count && i < PG_MAX_DEVICES; i++)
+            ord[(*n)++] = i;
+        return PG_OK;
+    }
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v >= count || *n == PG_MAX_DEVICES)
+            return pg__error(PG_ERROR_DEVICE,
+                             "bad CUDA device list 'cuda:%s': this machine has %d GPU(s), "
+                             "ordinals 0..%d",
+                             spec, count, count - 1);
+        for (int i = 0; i < *n; i++)
+            if (ord[i] == v)
+                return pg__error(PG_ERROR_ARGUMENT, "GPU %ld is listed twice in 'cuda:%s'", v,
+                                 spec);
+        ord[(*n)++] = (int)v;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return pg__error(PG_ERROR_ARGUMENT, "bad CUDA device list 'cuda:%s'", spec);
+    }
+    return PG_OK;
+}
+
+static pg_status open_device(pg__backend *b, int i, int ordinal) {
+    cu_device *d = &b->d[i];
+    CU(b->cu->cuDeviceGet(&d->dev, ordinal), "cuDeviceGet");
+    CU(b->cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev), "cuDevicePrimaryCtxRetain");
+    pg_status st = use(b, i);
+    if (st)
+        return st;
+    CU(b->cu->cuDeviceGetName(d->name, sizeof d->name, d->dev), "cuDeviceGetName");
+    CU(b->cu->cuDeviceTotalMem(&d->memory, d->dev), "cuDeviceTotalMem");
+    CU(b->cu->cuDeviceGetAttribute(&d->major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev),
+       "cuDeviceGetAttribute");
+    CU(b->cu->cuDeviceGetAttribute(&d->minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev),
+       "cuDeviceGetAttribute");
+    CU(b->cu->cuDeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev),
+       "cuDeviceGetAttribute");
+    int pools = 0;
+    CU(b->cu->cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d->dev),
+       "cuDeviceGetAttribute");
+    if (!pools)
+        return pg__error(PG_ERROR_UNSUPPORTED,
+                         "GPU %d (%s) has no stream-ordered memory pools (needs CUDA 11.2+ and a "
+                         "supported driver)",
+                         ordinal, d->name);
+    CU(b->cu->cuDeviceGetDefaultMemPool(&d->pool, d->dev), "cuDeviceGetDefaultMemPool");
+    /* Keep freed memory in the pool for reuse instead of returning it at each sync. */
+    uint64_t keep = UINT64_MAX;
+    CU(b->cu->cuMemPoolSetAttribute(d->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
+       "cuMemPoolSetAttribute");
+    CU(b->cu->cuStreamCreate(&d->internal, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (b->timing) {
+        CU(b->cu->cuEventCreate(&d->epoch, CU_EVENT_DEFAULT), "cuEventCreate");
+        CU(b->cu->cuEventRecord(d->epoch, d->internal), "cuEventRecord");
+    }
+    return PG_OK;
+}
+
+/* Peer access both ways between every capable pair, for contexts and for pool memory. */
+static pg_status enable_peers(pg__backend *b) {
+    for (int i = 0; i < b->n; i++)
+        for (int j = 0; j < b->n; j++) {
+            if (i == j)
+                continue;
+            int can = 0;
+            CU(b->cu->cuDeviceCanAccessPeer(&can, b->d[i].dev, b->d[j].dev),
+               "cuDeviceCanAccessPeer");
+            if (!can)
+                continue;
+            pg_status st = use(b, i);
+            if (st)
+                return st;
+            CUresult r = b->cu->cuCtxEnablePeerAccess(b->d[j].ctx, 0);
+            if (r && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+                return (pg_status)pg__cu_error(b->cu, r, "cuCtxEnablePeerAccess");
+            /* Device i may read and write memory from j's pool. */
+            CUmemAccessDesc desc = {{CU_MEM_LOCATION_TYPE_DEVICE, (int)b->d[i].dev},
+                                    CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+            CU(b->cu->cuMemPoolSetAccess(b->d[j].pool, &desc, 1), "cuMemPoolSetAccess");
+        }
+    return PG_OK;
+}
+
+pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__backend_ops **out,
+                                pg__backend **bout, int *ndev) {
+    const pg__cu *cu = pg__cu_load();
+    if (!cu)
+        return PG_ERROR_DEVICE;
+    CUresult r = cu->cuInit(0);
+    if (r)
+        return (pg_status)pg__cu_error(cu, r, "cuInit (no usable NVIDIA GPU or driver)");
+    int count = 0;
+    r = cu->cuDeviceGetCount(&count);
+    if (r)
+        return (pg_status)pg__cu_error(cu, r, "cuDeviceGetCount");
+    if (count == 0)
+        return pg__error(PG_ERROR_DEVICE, "the CUDA driver found no GPU: use devices=host:N");
+    int ord[PG_MAX_DEVICES], n;
+    pg_status st = parse_spec(spec, count, ord, &n);
+    if (st)
+        return st;
+    pg__backend *b = calloc(1, sizeof *b);
+    if (!b)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    b->cu = cu;
+    b->timing = enable_timing;
+    pthread_mutex_init(&b->mu, NULL);
+    for (int i = 0; i < n && !st; i++) {
+        st = open_device(b, i, ord[i]);
+        b->n = i + 1;
+    }
+    if (!st)
+        st = enable_peers(b);
+    if (st) {
+        close_backend(b);
+        return st;
+    }
+    *out = &ops;
+    *bout = b;
+    *ndev = n;
+    return PG_OK;
+}
