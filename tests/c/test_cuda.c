@@ -1,0 +1,102 @@
+/* test_cuda.c: the runtime on GPUs (devices=cuda). Without a GPU it checks that asking for one
+ * fails with a clear error and says so; PG_TEST_REQUIRE_GPU=1 (the GPU script) makes a missing
+ * GPU a failure. */
+#include "kernels_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *TEMPLATE_SRC =
+    "template <typename T> __global__ void scale(T *y, const T *x, T s, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i] * s; }\n";
+
+int main(void) {
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = "cuda";
+    pg_runtime *rt;
+    pg_status st = pg_runtime_new(&o, &rt);
+    if (st != PG_OK) {
+        CHECK(st == PG_ERROR_DEVICE);
+        CHECK(strstr(pg_last_error(), "libcuda.so.1") || strstr(pg_last_error(), "GPU"));
+        printf("no GPU: devices=cuda failed as it should: %s\n", pg_last_error());
+        if (getenv("PG_TEST_REQUIRE_GPU") && atoi(getenv("PG_TEST_REQUIRE_GPU")))
+            pg_check_failures++;
+        /* auto falls back to a CPU device */
+        o.devices = "auto";
+        REQUIRE_OK(pg_runtime_new(&o, &rt));
+        pg_device_info info;
+        int n;
+        REQUIRE_OK(pg_runtime_devices(rt, &info, 1, &n));
+        CHECK(n == 1 && info.kind == PG_DEVICE_CPU);
+        CHECK_OK(pg_runtime_free(rt));
+        CHECK_DONE();
+    }
+    int ndev;
+    pg_device_info info[PG_MAX_DEVICES];
+    REQUIRE_OK(pg_runtime_devices(rt, info, PG_MAX_DEVICES, &ndev));
+    printf("GPU mode: %d device(s), first: %s (sm_%d%d, %d SMs)\n", ndev, info[0].name,
+           info[0].compute_major, info[0].compute_minor, info[0].multiprocessors);
+    CHECK(info[0].kind == PG_DEVICE_CUDA && info[0].memory_bytes > 0);
+
+    /* Bad ordinals are named. */
+    pg_options bad;
+    pg_options_init(&bad);
+    bad.devices = "cuda:99";
+    pg_runtime *rt2;
+    CHECK_STATUS(pg_runtime_new(&bad, &rt2), PG_ERROR_DEVICE);
+    CHECK(strstr(pg_last_error(), "99") != NULL);
+
+    /* A chain over every device, with host reads in between. */
+    const int N = 1 << 20;
+    pg_kernel *add1 = test_kernel(rt, "add1", NULL), *fill = test_kernel(rt, "fill", NULL);
+    pg_array *a = test_array(rt, N), *b = test_array(rt, N);
+    pg_arg fa[] = {pg_arg_array(a), pg_arg_float(1.0f), pg_arg_int(N)};
+    REQUIRE_OK(pg_kernel_launch(fill, dim1(N / 256), dim1(256), 0, fa, 3));
+    for (int i = 0; i < 2 * ndev + 1; i++) {
+        pg_arg aa[] = {pg_arg_array(i % 2 ? a : b), pg_arg_array(i % 2 ? b : a), pg_arg_int(N)};
+        REQUIRE_OK(pg_kernel_launch(add1, dim1(N / 256), dim1(256), 0, aa, 3));
+    }
+    float v[2];
+    REQUIRE_OK(pg_array_read(b, (uint64_t)N - 2, 2, v));
+    CHECK(v[0] == (float)(2 * ndev + 2) && v[1] == v[0]);
+
+    /* A C++ template through a name expression. */
+    pg_kernel *sc;
+    REQUIRE_OK(pg_kernel_new(rt, TEMPLATE_SRC, "scale<float>", NULL, NULL, &sc));
+    pg_arg sa[] = {pg_arg_array(a), pg_arg_array(b), pg_arg_float(0.5f), pg_arg_int(N)};
+    REQUIRE_OK(pg_kernel_launch(sc, dim1(N / 256), dim1(256), 0, sa, 4));
+    REQUIRE_OK(pg_array_read(a, 7, 1, v));
+    CHECK(v[0] == (float)(ndev + 1));
+
+    /* Compile errors carry NVRTC's log. */
+    pg_kernel *broken;
+    CHECK_STATUS(pg_kernel_new(rt, "__global__ void k(float *y) { y[0] = undefined_name; }", "k",
+                               NULL, NULL, &broken),
+                 PG_ERROR_COMPILE);
+    CHECK(strstr(pg_last_error_log(), "undefined_name") != NULL);
+    CHECK(strstr(pg_last_error(), "NVRTC") != NULL);
+
+    /* Large host round trip (pinned memory, both directions). */
+    float *h = malloc(sizeof(float) * (size_t)N);
+    for (int i = 0; i < N; i++)
+        h[i] = (float)i;
+    REQUIRE_OK(pg_array_write(a, 0, (uint64_t)N, h));
+    REQUIRE_OK(pg_kernel_launch(add1, dim1(N / 256), dim1(256), 0,
+                                (pg_arg[]){pg_arg_array(b), pg_arg_array(a), pg_arg_int(N)}, 3));
+    REQUIRE_OK(pg_array_read(b, 0, (uint64_t)N, h));
+    int bad_count = 0;
+    for (int i = 0; i < N; i++)
+        bad_count += h[i] != (float)i + 1.0f;
+    CHECK(bad_count == 0);
+    free(h);
+
+    /* A trace with GPU timings. */
+    REQUIRE_OK(pg_runtime_sync(rt));
+    char *js;
+    REQUIRE_OK(pg_dag_export_string(rt, PG_DAG_JSON, &js));
+    CHECK(strstr(js, "\"kind\":\"kernel\"") != NULL);
+    pg_string_free(js);
+    CHECK_OK(pg_runtime_free(rt));
+    CHECK_DONE();
+}
