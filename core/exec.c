@@ -241,10 +241,34 @@ static pg_status issue_pending(pg__runtime *rt) {
     return first;
 }
 
+/* May a new access to a, mapped by `old`, share that mapping? Only while nothing submitted
+ * after the mapping conflicts with the access: otherwise the access must see that later
+ * work, which itself waits for the mapping to end. */
+static int map_covers(const pg__array *a, const pg__comp *old, int write) {
+    if (old->kind == PG__HOST_WRITE)
+        return a->last_writer == old && (!write || a->nreaders == 0);
+    if (write)
+        return 0; /* a read mapping upgraded to a write: handled by the caller */
+    for (int r = 0; r < a->nreaders; r++)
+        if (a->readers[r] == old)
+            return 1;
+    return 0;
+}
+
 pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
-    pg__comp *old = a->map_comp;
     int write = (access & PG_ACCESS_OUT) != 0;
-    if (old && (!write || old->kind == PG__HOST_WRITE)) {
+    pg__comp *old = a->map_comp;
+    while (old && !map_covers(a, old, write) &&
+           (old->kind == PG__HOST_WRITE || !write || !pthread_equal(old->owner, pthread_self()))) {
+        /* Later work conflicts with this access and waits for the mapping to end: so must we. */
+        if (pthread_equal(old->owner, pthread_self()))
+            return deadlock_error(old);
+        uint64_t t0 = pg__now_ns();
+        pthread_cond_wait(&rt->cond, &rt->mu);
+        rt->stats.host_wait_ns += pg__now_ns() - t0;
+        old = a->map_comp;
+    }
+    if (old && map_covers(a, old, write)) {
         a->map_count++; /* nested access within what is already granted */
         return PG_OK;
     }

@@ -1,0 +1,293 @@
+/* lpg_array.c: the array userdata: 1-based element access, bulk table copies, lifetime. */
+#include "lpg_internal.h"
+
+#include <string.h>
+
+lpg_array *lpg_test_array(lua_State *L, int idx) {
+    return luaL_testudata(L, idx, LPG_ARRAY_MT);
+}
+
+static lpg_array *usable(lua_State *L, lpg_array *a) {
+    if (!a->a)
+        lpg_error(L, PG_ERROR_STATE, "the array was freed (free() or <close>); it cannot be used");
+    else if (!a->owner->rt)
+        lpg_error(L, PG_ERROR_STATE, "the array's runtime was closed; it cannot be used");
+    return a;
+}
+
+lpg_array *lpg_check_array(lua_State *L, int idx) {
+    return usable(L, luaL_checkudata(L, idx, LPG_ARRAY_MT));
+}
+
+/* rt:array(dtype, n | {d1, d2, ...}) */
+int lpg_array_new(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    pg_dtype dtype;
+    pg_status st = pg_dtype_parse(luaL_checkstring(L, 2), &dtype);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    int64_t shape[PG_MAX_DIMS];
+    int ndim = 0;
+    if (lua_type(L, 3) == LUA_TNUMBER) {
+        lua_settop(L, 3);
+        lua_createtable(L, 1, 0);
+        lua_pushvalue(L, 3);
+        lua_rawseti(L, -2, 1);
+        lua_replace(L, 3);
+    } else if (lua_type(L, 3) != LUA_TTABLE) {
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "array shape: expected an element count or a table of dimensions, got %s",
+                         luaL_typename(L, 3));
+    }
+    lua_Unsigned n = lua_rawlen(L, 3);
+    if (n < 1 || n > PG_MAX_DIMS)
+        return lpg_error(L, PG_ERROR_ARGUMENT, "array shape: %I dimensions; give 1 to %d",
+                         (lua_Integer)n, PG_MAX_DIMS);
+    for (ndim = 0; ndim < (int)n; ndim++) {
+        int isint = 0;
+        lua_rawgeti(L, 3, ndim + 1);
+        lua_Integer d = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+        if (!isint)
+            return lpg_error(L, PG_ERROR_ARGUMENT,
+                             "array shape: dimension %d must be an integer, got %s", ndim + 1,
+                             luaL_tolstring(L, -1, NULL));
+        shape[ndim] = (int64_t)d;
+        lua_pop(L, 1);
+    }
+    lpg_array *a = lua_newuserdatauv(L, sizeof *a, 1);
+    memset(a, 0, sizeof *a);
+    a->owner = r;
+    luaL_setmetatable(L, LPG_ARRAY_MT);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    st = pg_array_new(r->rt, dtype, ndim, shape, &a->a);
+    if (st != PG_OK) {
+        a->a = NULL;
+        return lpg_fail(L, st);
+    }
+    /* On failure the handle is already in a->a, so __gc frees it. */
+    st = pg_array_describe(a->a, &a->desc);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 1;
+}
+
+/* The 0-based flat index for the 1-based Lua index at idx. */
+static uint64_t check_index(lua_State *L, lpg_array *a, int idx) {
+    int isint = 0;
+    lua_Integer i = lua_tointegerx(L, idx, &isint);
+    if (!isint)
+        lpg_error(L, PG_ERROR_ARGUMENT, "array index %s is not an integer",
+                  luaL_tolstring(L, idx, NULL));
+    else if (i < 1 || (lua_Unsigned)i > a->desc.size)
+        lpg_error(L, PG_ERROR_ARGUMENT,
+                  "array index %I out of range: valid indices are 1 to %I (Lua counts from 1; "
+                  "kernels see 0 to %I)",
+                  i, (lua_Integer)a->desc.size, (lua_Integer)a->desc.size - 1);
+    return (uint64_t)(i - 1);
+}
+
+/* Large enough for one element of any dtype. */
+typedef union element {
+    int64_t i;
+    uint64_t u;
+    double f;
+} element;
+
+static int arr_index(lua_State *L) {
+    lpg_array *a = luaL_checkudata(L, 1, LPG_ARRAY_MT);
+    if (lua_type(L, 2) != LUA_TNUMBER) {
+        lua_pushvalue(L, 2);
+        lua_rawget(L, lua_upvalueindex(1)); /* a method, or nil */
+        return 1;
+    }
+    usable(L, a);
+    uint64_t i = check_index(L, a, 2);
+    element e;
+    pg_status st = pg_array_read(a->a, i, 1, &e);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    lpg_push_element(L, a->desc.dtype, &e);
+    return 1;
+}
+
+static int arr_newindex(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    if (lua_type(L, 2) != LUA_TNUMBER)
+        return lpg_error(L, PG_ERROR_ARGUMENT, "arrays take integer indices, not a %s",
+                         luaL_typename(L, 2));
+    uint64_t i = check_index(L, a, 2);
+    element e;
+    lpg_check_element(L, 3, a->desc.dtype, &e, "array element", (lua_Integer)i + 1);
+    pg_status st = pg_array_write(a->a, i, 1, &e);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 0;
+}
+
+static int arr_len(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    lua_pushinteger(L, (lua_Integer)a->desc.size);
+    return 1;
+}
+
+/* A scratch buffer owned by the Lua stack, so an error raised while it is in use leaks nothing. */
+static void *scratch(lua_State *L, lpg_array *a) {
+    size_t n = (size_t)a->desc.nbytes;
+    return lua_newuserdatauv(L, n ? n : 1, 0);
+}
+
+/* a:to_table(): every element in row-major order, in one host read. */
+static int arr_to_table(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    char *buf = scratch(L, a);
+    pg_status st = pg_array_read(a->a, 0, a->desc.size, buf);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    size_t esize = pg_dtype_size(a->desc.dtype);
+    uint64_t n = a->desc.size;
+    lua_createtable(L, n < (uint64_t)(1 << 30) ? (int)n : 1 << 30, 0);
+    for (uint64_t i = 0; i < n; i++) {
+        lpg_push_element(L, a->desc.dtype, buf + i * esize);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+/* a:from_table(t): t holds exactly #a numbers, row-major; one host write. Returns a. */
+static int arr_from_table(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_Unsigned n = lua_rawlen(L, 2);
+    if (n != a->desc.size)
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "from_table: the table has %I elements but the array has %I",
+                         (lua_Integer)n, (lua_Integer)a->desc.size);
+    char *buf = scratch(L, a);
+    size_t esize = pg_dtype_size(a->desc.dtype);
+    for (lua_Unsigned i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, (lua_Integer)i + 1);
+        lpg_check_element(L, 4, a->desc.dtype, buf + i * esize, "from_table: element",
+                          (lua_Integer)i + 1);
+        lua_pop(L, 1);
+    }
+    pg_status st = pg_array_write(a->a, 0, a->desc.size, buf);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* a:copy_from(b): a gets b's contents (same dtype and size), read straight from b's host view.
+ * Returns a. */
+static int arr_copy_from(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    lpg_array *b = lpg_check_array(L, 2);
+    if (a->desc.dtype != b->desc.dtype || a->desc.size != b->desc.size)
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "copy_from: the arrays differ (%s[%I] here, %s[%I] given); they need the "
+                         "same dtype and element count",
+                         pg_dtype_name(a->desc.dtype), (lua_Integer)a->desc.size,
+                         pg_dtype_name(b->desc.dtype), (lua_Integer)b->desc.size);
+    lua_settop(L, 1);
+    if (a->a == b->a)
+        return 1;
+    void *src = NULL;
+    pg_status st = pg_array_map(b->a, PG_ACCESS_IN, &src);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    st = pg_array_write(a->a, 0, a->desc.size, src);
+    if (st != PG_OK)
+        lpg_push_failure(L, st); /* before the unmap resets the message */
+    pg_status ust = pg_array_unmap(b->a);
+    if (st != PG_OK)
+        return lpg_raise(L, st);
+    if (ust != PG_OK)
+        return lpg_fail(L, ust);
+    return 1;
+}
+
+static int arr_shape(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    lua_createtable(L, a->desc.ndim, 0);
+    for (int i = 0; i < a->desc.ndim; i++) {
+        lua_pushinteger(L, (lua_Integer)a->desc.shape[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static int arr_dtype(lua_State *L) {
+    lua_pushstring(L, pg_dtype_name(lpg_check_array(L, 1)->desc.dtype));
+    return 1;
+}
+
+/* a:id(): the array's id in the DAG export ("array" fields of a vertex's args). */
+static int arr_id(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)lpg_check_array(L, 1)->desc.id);
+    return 1;
+}
+
+/* Release the handle; the core keeps the memory while computations still use it. Freeing a
+ * freed array, or one whose runtime was closed (which freed it), does nothing. */
+static pg_status release(lpg_array *a) {
+    if (!a->a)
+        return PG_OK;
+    pg_status st = a->owner->rt ? pg_array_free(a->a) : PG_OK;
+    if (st == PG_OK)
+        a->a = NULL;
+    return st;
+}
+
+static int arr_free(lua_State *L) {
+    pg_status st = release(luaL_checkudata(L, 1, LPG_ARRAY_MT));
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 0;
+}
+
+static int arr_gc(lua_State *L) {
+    release(luaL_checkudata(L, 1, LPG_ARRAY_MT));
+    return 0;
+}
+
+static int arr_tostring(lua_State *L) {
+    lpg_array *a = luaL_checkudata(L, 1, LPG_ARRAY_MT);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "polygpu.array(%s, {", pg_dtype_name(a->desc.dtype));
+    luaL_addvalue(&b);
+    for (int i = 0; i < a->desc.ndim; i++) {
+        lua_pushfstring(L, i ? ", %I" : "%I", (lua_Integer)a->desc.shape[i]);
+        luaL_addvalue(&b);
+    }
+    luaL_addstring(&b, !a->a ? "}, freed)" : !a->owner->rt ? "}, runtime closed)" : "})");
+    luaL_pushresult(&b);
+    return 1;
+}
+
+void lpg_array_register(lua_State *L) {
+    static const luaL_Reg meta[] = {
+        {"__newindex", arr_newindex}, {"__len", arr_len},           {"__gc", arr_gc},
+        {"__close", arr_free},        {"__tostring", arr_tostring}, {NULL, NULL},
+    };
+    static const luaL_Reg methods[] = {
+        {"shape", arr_shape},
+        {"dtype", arr_dtype},
+        {"id", arr_id},
+        {"to_table", arr_to_table},
+        {"from_table", arr_from_table},
+        {"copy_from", arr_copy_from},
+        {"free", arr_free},
+        {NULL, NULL},
+    };
+    luaL_newmetatable(L, LPG_ARRAY_MT);
+    luaL_setfuncs(L, meta, 0);
+    luaL_newlib(L, methods);
+    lua_pushcclosure(L, arr_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "polygpu.array");
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+}

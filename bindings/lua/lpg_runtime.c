@@ -1,0 +1,258 @@
+/* lpg_runtime.c: the runtime userdata: options from a Lua table, lifetime, and its methods. */
+#include "lpg_internal.h"
+
+#include <string.h>
+
+lpg_runtime *lpg_check_runtime(lua_State *L, int idx) {
+    lpg_runtime *r = luaL_checkudata(L, idx, LPG_RUNTIME_MT);
+    if (!r->rt)
+        lpg_error(L, PG_ERROR_STATE,
+                  "the runtime was closed; create another with polygpu.runtime{}");
+    return r;
+}
+
+/* Fill *o from the option table at index 1. Values that need a string made for them are kept
+ * in the anchor table at index 2: pg_options_set keeps the pointers until pg_runtime_new. */
+static void read_options(lua_State *L, pg_options *o) {
+    lua_Integer kept = 0;
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        if (lua_type(L, -2) != LUA_TSTRING)
+            lpg_error(L, PG_ERROR_ARGUMENT, "runtime options: keys must be option names, got a %s",
+                      luaL_typename(L, -2));
+        const char *name = lua_tostring(L, -2);
+        const char *value = NULL;
+        switch (lua_type(L, -1)) {
+        case LUA_TSTRING:
+            value = lua_tostring(L, -1);
+            break;
+        case LUA_TBOOLEAN:
+            value = lua_toboolean(L, -1) ? "1" : "0";
+            break;
+        case LUA_TNUMBER:
+            /* Convert a copy: converting the table's own value would not matter, but a copy
+             * keeps lua_next's key untouched and the text alive in the anchor. */
+            lua_pushvalue(L, -1);
+            value = lua_tostring(L, -1);
+            lua_rawseti(L, 2, ++kept);
+            break;
+        default:
+            lpg_error(L, PG_ERROR_ARGUMENT,
+                      "runtime option '%s': expected a string, number or boolean, got %s", name,
+                      luaL_typename(L, -1));
+        }
+        pg_status st = pg_options_set(o, name, value);
+        if (st != PG_OK)
+            lpg_fail(L, st);
+        lua_pop(L, 1);
+    }
+}
+
+/* polygpu.runtime([options]) */
+int lpg_runtime_new(lua_State *L) {
+    if (!lua_isnoneornil(L, 1))
+        luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    lua_newtable(L);
+    pg_options o;
+    pg_options_init(&o);
+    if (lua_istable(L, 1))
+        read_options(L, &o);
+    lpg_runtime *r = lua_newuserdatauv(L, sizeof *r, 0);
+    r->rt = NULL;
+    luaL_setmetatable(L, LPG_RUNTIME_MT);
+    pg_status st = pg_runtime_new(&o, &r->rt);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 1;
+}
+
+/* Close once: the handle is dropped before the call, so even a failed free (e.g. the trace
+ * could not be written: the runtime is gone all the same) is never retried. */
+static pg_status close_runtime(lpg_runtime *r) {
+    pg_runtime *rt = r->rt;
+    r->rt = NULL;
+    return rt ? pg_runtime_free(rt) : PG_OK;
+}
+
+static int rt_close(lua_State *L) {
+    lpg_runtime *r = luaL_checkudata(L, 1, LPG_RUNTIME_MT);
+    pg_status st = close_runtime(r);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 0;
+}
+
+static int rt_gc(lua_State *L) {
+    close_runtime(luaL_checkudata(L, 1, LPG_RUNTIME_MT));
+    return 0;
+}
+
+static int rt_tostring(lua_State *L) {
+    lpg_runtime *r = luaL_checkudata(L, 1, LPG_RUNTIME_MT);
+    lua_pushfstring(L, "polygpu.runtime: %p%s", (void *)r, r->rt ? "" : " (closed)");
+    return 1;
+}
+
+static int rt_sync(lua_State *L) {
+    pg_status st = pg_runtime_sync(lpg_check_runtime(L, 1)->rt);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 0;
+}
+
+static void push_u64(lua_State *L, uint64_t v) {
+    if (v <= (uint64_t)LUA_MAXINTEGER)
+        lua_pushinteger(L, (lua_Integer)v);
+    else
+        lua_pushnumber(L, (lua_Number)v);
+}
+
+static void set_u64(lua_State *L, const char *key, uint64_t v) {
+    push_u64(L, v);
+    lua_setfield(L, -2, key);
+}
+
+/* rt:stats(): counters; link_bytes[src + 1][dst + 1] where location 0 is the host and d + 1
+ * device d (so link_bytes[1] is the host's row). */
+static int rt_stats(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    pg_stats s;
+    pg_status st = pg_runtime_stats(r->rt, &s);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    lua_createtable(L, 0, 10);
+    lua_pushinteger(L, s.ndevices);
+    lua_setfield(L, -2, "ndevices");
+    set_u64(L, "computations", s.computations);
+    set_u64(L, "kernels", s.kernels);
+    set_u64(L, "host_accesses", s.host_accesses);
+    set_u64(L, "copies", s.copies);
+    set_u64(L, "bytes_moved", s.bytes_moved);
+    set_u64(L, "host_wait_ns", s.host_wait_ns);
+    set_u64(L, "pending", s.pending);
+    int nloc = s.ndevices + 1 <= PG_MAX_DEVICES + 1 ? s.ndevices + 1 : PG_MAX_DEVICES + 1;
+    lua_createtable(L, nloc, 0);
+    for (int src = 0; src < nloc; src++) {
+        lua_createtable(L, nloc, 0);
+        for (int dst = 0; dst < nloc; dst++) {
+            push_u64(L, s.link_bytes[src][dst]);
+            lua_rawseti(L, -2, dst + 1);
+        }
+        lua_rawseti(L, -2, src + 1);
+    }
+    lua_setfield(L, -2, "link_bytes");
+    return 1;
+}
+
+/* rt:devices(): one table per device, in device-id order; `id` is polygpu's 0-based id, the
+ * one the DAG's "device" fields use. */
+static int rt_devices(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    pg_device_info info[PG_MAX_DEVICES];
+    int count = 0;
+    pg_status st = pg_runtime_devices(r->rt, info, PG_MAX_DEVICES, &count);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    if (count > PG_MAX_DEVICES)
+        count = PG_MAX_DEVICES;
+    lua_createtable(L, count, 0);
+    for (int i = 0; i < count; i++) {
+        lua_createtable(L, 0, 7);
+        lua_pushinteger(L, info[i].id);
+        lua_setfield(L, -2, "id");
+        lua_pushstring(L, info[i].kind == PG_DEVICE_CUDA ? "cuda" : "cpu");
+        lua_setfield(L, -2, "kind");
+        lua_pushstring(L, info[i].name);
+        lua_setfield(L, -2, "name");
+        set_u64(L, "memory_bytes", info[i].memory_bytes);
+        lua_pushinteger(L, info[i].compute_major);
+        lua_setfield(L, -2, "compute_major");
+        lua_pushinteger(L, info[i].compute_minor);
+        lua_setfield(L, -2, "compute_minor");
+        lua_pushinteger(L, info[i].multiprocessors);
+        lua_setfield(L, -2, "multiprocessors");
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static pg_dag_format check_format(lua_State *L, int idx, pg_dag_format dflt) {
+    static const char *const names[] = {"dot", "json", NULL};
+    if (lua_isnoneornil(L, idx))
+        return dflt;
+    return luaL_checkoption(L, idx, NULL, names) == 0 ? PG_DAG_DOT : PG_DAG_JSON;
+}
+
+/* rt:dag() -> table {vertices = {...}, edges = {{from, to}, ...}}; rt:dag("json" | "dot") ->
+ * the export as a string. */
+static int rt_dag(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    int as_table = lua_isnoneornil(L, 2);
+    pg_dag_format fmt = check_format(L, 2, PG_DAG_JSON);
+    char *s = NULL;
+    pg_status st = pg_dag_export_string(r->rt, fmt, &s);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    /* Copy into Lua first so a parse error cannot leak the C string. */
+    lua_pushstring(L, s);
+    pg_string_free(s);
+    if (as_table)
+        lpg_json_push(L, lua_tostring(L, -1));
+    return 1;
+}
+
+/* rt:export_dag(path [, "dot" | "json"]): the format defaults to JSON for a .json path, else
+ * DOT. */
+static int rt_export_dag(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    size_t len;
+    const char *path = luaL_checklstring(L, 2, &len);
+    int json_name = len >= 5 && !strcmp(path + len - 5, ".json");
+    pg_dag_format fmt = check_format(L, 3, json_name ? PG_DAG_JSON : PG_DAG_DOT);
+    pg_status st = pg_dag_export(r->rt, fmt, path);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 0;
+}
+
+static int rt_write_trace(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    pg_status st = pg_trace_write(r->rt, luaL_checkstring(L, 2));
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 0;
+}
+
+static const luaL_Reg methods[] = {
+    {"array", lpg_array_new},
+    {"kernel", lpg_kernel_new},
+    {"sync", rt_sync},
+    {"stats", rt_stats},
+    {"devices", rt_devices},
+    {"dag", rt_dag},
+    {"export_dag", rt_export_dag},
+    {"write_trace", rt_write_trace},
+    {"close", rt_close},
+    {NULL, NULL},
+};
+
+const luaL_Reg *lpg_runtime_methods(void) {
+    return methods;
+}
+
+void lpg_runtime_register(lua_State *L) {
+    static const luaL_Reg meta[] = {
+        {"__gc", rt_gc},
+        {"__close", rt_close},
+        {"__tostring", rt_tostring},
+        {NULL, NULL},
+    };
+    luaL_newmetatable(L, LPG_RUNTIME_MT);
+    luaL_setfuncs(L, meta, 0);
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushliteral(L, "polygpu.runtime"); /* getmetatable(rt) gives this, not the table */
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+}

@@ -1,0 +1,96 @@
+"""polygpu: run CUDA kernels written as source strings on every GPU of the machine.
+
+The runtime works out which launch depends on which from the way each kernel uses
+its arguments (``const T*`` is read-only, ``T*`` read-write), runs independent
+launches at the same time on different streams and devices, moves data only when a
+device needs it, and blocks Python only when it reads a result that is not ready.
+Without a GPU, ``devices="host:4"`` gives four CPU devices with separate memories
+that run the same kernel source.
+
+Example::
+
+    import polygpu as pg
+    rt = pg.Runtime(devices="host:4")
+    k = rt.kernel('''extern "C" __global__ void square(float *y, const float *x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i] * x[i]; }''',
+        "square")
+    x = rt.asarray(range(1000), dtype="float32")
+    y = rt.array("float32", 1000)
+    k(4, 256)(y, x, 1000)        # returns at once
+    print(y[3])                  # 9.0: waits only for the launch that wrote y
+    print(rt.dag())              # the inferred DAG, with each launch's device and stream
+
+Main names:
+
+* :class:`Runtime` -- devices, policies and options; makes arrays and kernels.
+* :class:`DeviceArray` -- an array kept coherent across host and devices; indexing,
+  ``to_numpy()``, ``copy_from()``, the buffer protocol (``memoryview(a)``, ``np.asarray(a)``:
+  read-only views; ``np.asarray(a.host_view(True))``: a writable one).
+* :class:`Kernel` -- ``k(grid, block, shared_mem=0)(*args)`` submits a launch.
+* :func:`array`, :func:`asarray`, :func:`kernel`, :func:`sync` -- the same on a default
+  runtime created on first use from the ``PG_*`` environment variables.
+* Exceptions: :class:`Error` and its subclasses :class:`ArgumentError` (a TypeError),
+  :class:`StateError`, :class:`CompileError` (``.log``), :class:`DeviceError`,
+  :class:`OutOfMemoryError` (a MemoryError), :class:`NotFoundError` (a LookupError),
+  :class:`UnsupportedError`, :class:`FileError` (an OSError), :class:`InternalError`.
+
+NumPy is optional: without it, selections read as nested lists, ``dtype`` is a string and
+``to_numpy()`` raises ImportError.
+"""
+
+from . import _polygpu
+from ._polygpu import (
+    ArgumentError,
+    CompileError,
+    DeviceArray,
+    DeviceError,
+    Error,
+    FileError,
+    HostView,
+    InternalError,
+    Kernel,
+    Launch,
+    NotFoundError,
+    OutOfMemoryError,
+    StateError,
+    UnsupportedError,
+    dtype_name,
+    dtype_size,
+    dtypes,
+)
+from ._default import array, asarray, default_runtime, kernel, sync
+from ._runtime import POLICIES, Runtime
+
+Runtime.__module__ = __name__  # documented as polygpu.Runtime
+__version__ = "%d.%d.%d" % _polygpu.version
+MAX_DEVICES = _polygpu.MAX_DEVICES
+MAX_DIMS = _polygpu.MAX_DIMS
+
+__all__ = [
+    "ArgumentError",
+    "CompileError",
+    "DeviceArray",
+    "DeviceError",
+    "Error",
+    "FileError",
+    "HostView",
+    "InternalError",
+    "Kernel",
+    "Launch",
+    "MAX_DEVICES",
+    "MAX_DIMS",
+    "NotFoundError",
+    "OutOfMemoryError",
+    "POLICIES",
+    "Runtime",
+    "StateError",
+    "UnsupportedError",
+    "array",
+    "asarray",
+    "default_runtime",
+    "dtype_name",
+    "dtype_size",
+    "dtypes",
+    "kernel",
+    "sync",
+]

@@ -1,0 +1,57 @@
+"""The default runtime behind polygpu.array / asarray / kernel / sync."""
+
+import atexit
+import threading
+
+from ._polygpu import StateError
+from ._runtime import Runtime
+
+_lock = threading.Lock()
+_runtime = None
+_atexit_registered = False
+
+
+def default_runtime():
+    """The default :class:`Runtime`, created on first use from the ``PG_*`` environment
+    variables (``PG_DEVICES``, ``PG_POLICY``, ...) and closed when Python exits. A new one is
+    created if it was closed."""
+    global _runtime, _atexit_registered
+    with _lock:
+        if _runtime is None or _runtime.closed:
+            _runtime = Runtime()
+            if not _atexit_registered:
+                atexit.register(_close_at_exit)
+                _atexit_registered = True
+        return _runtime
+
+
+def _close_at_exit():
+    global _runtime
+    rt, _runtime = _runtime, None
+    if rt is not None and not rt.closed:
+        try:
+            rt.close()  # waits for the work and writes PG_TRACE if set
+        except StateError:
+            pass  # views still open at exit (module-level NumPy views): the OS frees it all
+
+
+def array(dtype, shape):
+    """``default_runtime().array(dtype, shape)``: a new zero-filled :class:`DeviceArray`."""
+    return default_runtime().array(dtype, shape)
+
+
+def asarray(obj, dtype=None):
+    """``default_runtime().asarray(obj, dtype)``: a :class:`DeviceArray` holding a copy of
+    ``obj`` (a buffer such as a NumPy array, or nested sequences)."""
+    return default_runtime().asarray(obj, dtype)
+
+
+def kernel(source, name, signature=None, options=None):
+    """``default_runtime().kernel(...)``: compile the ``__global__`` function ``name`` of the
+    CUDA ``source`` into a :class:`Kernel`."""
+    return default_runtime().kernel(source, name, signature, options)
+
+
+def sync():
+    """``default_runtime().sync()``: wait for every computation submitted so far."""
+    default_runtime().sync()

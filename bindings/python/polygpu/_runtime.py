@@ -1,0 +1,82 @@
+"""The Runtime class: the C runtime plus the DAG helpers and documentation."""
+
+import json
+import os
+
+from . import _polygpu
+
+#: The built-in device policies (Runtime(policy=...)).
+POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time",
+            "min-transfer-time")
+
+_DAG_FORMATS = {"dot": _polygpu.DAG_DOT, "gv": _polygpu.DAG_DOT, "json": _polygpu.DAG_JSON}
+
+
+class Runtime(_polygpu.Runtime):
+    """A polygpu runtime: a set of devices, the scheduler, and the arrays and kernels on them.
+
+    ``Runtime(**options)`` takes the options of the C ``pg_options`` as keywords; an option
+    left out (or None) comes from the ``PG_<NAME>`` environment variable, else its default:
+
+    * ``devices``: ``"auto"`` (every GPU, else one CPU device), ``"cuda"``, ``"cuda:0,2"``,
+      ``"host:4"`` (four CPU devices with separate memories).
+    * ``policy``: the device policy, one of :data:`POLICIES` (default
+      ``"minmax-transfer-time"``) or a name registered from C.
+    * ``stream_policy``: ``"fifo"`` (default) or ``"always-new"``.
+    * ``parent_stream_policy``: ``"same-as-parent"``, ``"disjoint"``,
+      ``"multigpu-disjoint"`` (default) or ``"multigpu-early-disjoint"``.
+    * ``execution``: ``"async"`` (default) or ``"sync"`` (each call waits; for debugging).
+    * ``prefetch``: True to copy inputs on a separate copy stream.
+    * ``interconnect``: path of a bandwidth matrix CSV.
+    * ``exploration_threshold``: float in [0, 1], default 0.1.
+    * ``log``: ``"off"``, ``"info"`` or ``"debug"``.
+    * ``trace``: path of a Chrome trace written when the runtime is closed.
+    * ``cache_dir``: the compiled-kernel cache (default ``~/.cache/polygpu``).
+
+    Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
+    :class:`DeviceError` when the devices are missing). A runtime is a context manager:
+    leaving the ``with`` block waits for all work and frees it (:meth:`close`).
+
+    Methods: :meth:`array`, :meth:`asarray`, :meth:`kernel`, :meth:`sync`, :meth:`stats`,
+    :meth:`dag`, :meth:`export_dag`, :meth:`write_trace`, :meth:`close`; attribute
+    :attr:`devices`.
+    """
+
+    def dag(self):
+        """The DAG of the most recent computations as a dict (parsed from its JSON).
+
+        ``{"vertices": [{"id", "kind" ("kernel", "host_read", "host_write", "copy"), "name",
+        "device" (-1 for the host), "stream", "args": [{"array", "access"}], "start_ns",
+        "end_ns"}, ...], "edges": [[from_id, to_id], ...]}``. ``args[i]["array"]`` is
+        :attr:`DeviceArray.id`; an edge is an inferred dependency (a copy vertex sits between
+        a producer and a consumer on another device).
+        """
+        return json.loads(self._dag_string(_polygpu.DAG_JSON))
+
+    def dag_dot(self):
+        """The DAG of the most recent computations in Graphviz DOT, as a string."""
+        return self._dag_string(_polygpu.DAG_DOT)
+
+    def export_dag(self, path, format=None):
+        """Write the DAG to ``path``: ``format`` is ``"dot"`` or ``"json"``, by default taken
+        from the file's extension (``.dot``, ``.gv``, ``.json``).
+
+        Render a DOT file with ``dot -Tpng dag.dot -o dag.png``.
+        """
+        if format is None:
+            ext = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+            if ext not in _DAG_FORMATS:
+                raise _polygpu.ArgumentError(
+                    "export_dag: cannot tell the format from %r: use a .dot or .json file "
+                    "name, or format='dot' / format='json'" % (os.fspath(path),))
+            format = ext
+        if not isinstance(format, str) or format.lower() not in _DAG_FORMATS:
+            raise _polygpu.ArgumentError(
+                "export_dag: unknown format %r: expected 'dot' or 'json'" % (format,))
+        self._export_dag(_DAG_FORMATS[format.lower()], path)
+
+    def __repr__(self):
+        if self.closed:
+            return "<polygpu.Runtime closed>"
+        names = ", ".join(d["name"] for d in self.devices)
+        return "<polygpu.Runtime devices=[%s]>" % names

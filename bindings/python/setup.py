@@ -1,0 +1,65 @@
+"""Build and install the polygpu Python package with pip, without CMake or a network:
+
+    cd bindings/python && python3 -m pip install --no-build-isolation .
+
+The extension is compiled together with the C sources of the library (the same files the
+CMake target `polygpu` builds), so the installed package needs no libpolygpu.so. It needs a C
+compiler and the Python headers; running kernels on CPU devices needs a C++ compiler at run
+time (PG_CXX, CXX, c++, g++ or clang++), and GPUs need the CUDA driver and NVRTC, both
+loaded at run time.
+"""
+
+import glob
+import os
+
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+LIBRARY_DIRS = ["core", "dag", "policies", "devices", "devices/host", "devices/cuda", "nvrtc"]
+
+
+def sources():
+    # Absolute paths keep the object files inside setuptools' build directory.
+    library = [f for d in LIBRARY_DIRS for f in sorted(glob.glob(os.path.join(ROOT, d, "*.c")))]
+    if not os.path.exists(os.path.join(ROOT, "core", "polygpu.h")) or not library:
+        raise SystemExit("setup.py: the polygpu C sources were not found under %s; build from "
+                         "a checkout (pip install --no-build-isolation . in bindings/python)"
+                         % ROOT)
+    return library + sorted(glob.glob(os.path.join(HERE, "src", "*.c")))
+
+
+def version():
+    macros = {}
+    with open(os.path.join(ROOT, "core", "polygpu.h")) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[0] == "#define" and parts[1].startswith("PG_VERSION_"):
+                macros[parts[1]] = parts[2]
+    return "%s.%s.%s" % (macros["PG_VERSION_MAJOR"], macros["PG_VERSION_MINOR"],
+                         macros["PG_VERSION_PATCH"])
+
+
+extension = Extension(
+    "polygpu._polygpu",
+    sources=sources(),
+    include_dirs=[ROOT, os.path.join(ROOT, "core")],
+    define_macros=[("_GNU_SOURCE", None), ("PG_BUILDING_LIBRARY", None)],
+    # Only PyInit__polygpu is exported: the library's symbols stay private to the extension.
+    extra_compile_args=["-std=c11", "-pthread", "-fvisibility=hidden", "-Wno-unused-parameter"],
+    extra_link_args=["-pthread"],
+    libraries=["dl", "m"],
+)
+
+setup(
+    name="polygpu",
+    version=version(),
+    description="Run CUDA kernels written as source strings on every GPU (or on CPU devices), "
+                "with automatic multi-GPU scheduling",
+    long_description=__doc__,
+    packages=["polygpu"],
+    ext_modules=[extension],
+    python_requires=">=3.9",
+    extras_require={"numpy": ["numpy"], "test": ["numpy", "pytest"]},
+    zip_safe=False,
+)

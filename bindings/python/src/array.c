@@ -1,0 +1,336 @@
+/* array.c: the DeviceArray type — creation from a handle, attributes, whole-array copies. */
+#include "pgpy.h"
+
+#include <string.h>
+
+int pgpy_parse_shape(PyObject *obj, int *ndim, int64_t *shape) {
+    if (PyIndex_Check(obj) && !PyFloat_Check(obj)) {
+        Py_ssize_t n = PyNumber_AsSsize_t(obj, PyExc_OverflowError);
+        if (n == -1 && PyErr_Occurred())
+            return -1;
+        *ndim = 1;
+        shape[0] = n;
+        return 0;
+    }
+    if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+        pgpy_argument_error("shape must be an int or a tuple of ints, got %R", obj);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Size(obj);
+    if (n < 1 || n > PG_MAX_DIMS) {
+        pgpy_argument_error("shape %R has %zd dimensions; arrays have 1 to %d", obj, n,
+                            PG_MAX_DIMS);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PySequence_GetItem(obj, i);
+        if (!d)
+            return -1;
+        if (!PyIndex_Check(d) || PyFloat_Check(d)) {
+            pgpy_argument_error("shape %R: dimension %zd is not an int", obj, i);
+            Py_DECREF(d);
+            return -1;
+        }
+        Py_ssize_t v = PyNumber_AsSsize_t(d, PyExc_OverflowError);
+        Py_DECREF(d);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        shape[i] = v;
+    }
+    *ndim = (int)n;
+    return 0;
+}
+
+PyObject *pgpy_array_wrap(pgpy_runtime *rt, pg_array *h) {
+    pg_array_desc d;
+    pg_status st = pg_array_describe(h, &d);
+    if (st != PG_OK) {
+        pgpy_raise(st);
+        pg_array_free(h);
+        return NULL;
+    }
+    pgpy_array *a = PyObject_GC_New(pgpy_array, &pgpy_array_type);
+    if (!a) {
+        pg_array_free(h);
+        return NULL;
+    }
+    a->h = h;
+    a->rt = rt;
+    Py_INCREF(rt);
+    a->freed = 0;
+    a->dtype = d.dtype;
+    a->ndim = d.ndim;
+    a->size = d.size;
+    a->nbytes = d.nbytes;
+    a->id = d.id;
+    a->exports = 0;
+    a->weakrefs = NULL;
+    Py_ssize_t stride = (Py_ssize_t)pg_dtype_size(d.dtype);
+    for (int i = d.ndim - 1; i >= 0; i--) {
+        a->shape[i] = d.shape[i];
+        a->view_shape[i] = (Py_ssize_t)d.shape[i];
+        a->view_strides[i] = stride;
+        stride *= (Py_ssize_t)d.shape[i];
+    }
+    PyObject_GC_Track(a);
+    return (PyObject *)a;
+}
+
+/* Only the runtime is referenced: enough for the collector to see a cycle through a runtime
+ * subclass's __dict__ and break it there. */
+static int array_traverse(pgpy_array *a, visitproc visit, void *arg) {
+    Py_VISIT(a->rt);
+    return 0;
+}
+
+static void array_dealloc(pgpy_array *a) {
+    PyObject_GC_UnTrack(a);
+    if (a->weakrefs)
+        PyObject_ClearWeakRefs((PyObject *)a);
+    if (!a->freed) {
+        /* The core keeps the memory while computations still use it; a runtime closed
+         * earlier has already freed the array, which the core reports and we ignore. */
+        pg_array *h = a->h;
+        Py_BEGIN_ALLOW_THREADS
+        pg_array_free(h);
+        Py_END_ALLOW_THREADS
+    }
+    Py_XDECREF(a->rt);
+    PyObject_GC_Del(a);
+}
+
+static PyObject *shape_of(pgpy_array *a) {
+    PyObject *t = PyTuple_New(a->ndim);
+    for (int i = 0; t && i < a->ndim; i++) {
+        PyObject *d = PyLong_FromLongLong(a->shape[i]);
+        if (!d) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, d);
+    }
+    return t;
+}
+
+static PyObject *array_repr(pgpy_array *a) {
+    PyObject *shape = shape_of(a);
+    if (!shape)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("<polygpu.DeviceArray id=%llu dtype=%s shape=%R%s>",
+                                       (unsigned long long)a->id, pg_dtype_name(a->dtype), shape,
+                                       a->freed ? " freed" : "");
+    Py_DECREF(shape);
+    return r;
+}
+
+static Py_ssize_t array_len(pgpy_array *a) {
+    return (Py_ssize_t)a->shape[0];
+}
+
+static PyObject *get_shape(pgpy_array *a, void *closure) {
+    return shape_of(a);
+}
+
+static PyObject *get_dtype(pgpy_array *a, void *closure) {
+    PyObject *np = pgpy_numpy();
+    if (np)
+        return PyObject_CallMethod(np, "dtype", "s", pg_dtype_name(a->dtype));
+    return PyUnicode_FromString(pg_dtype_name(a->dtype));
+}
+
+static PyObject *get_dtype_name(pgpy_array *a, void *closure) {
+    return PyUnicode_FromString(pg_dtype_name(a->dtype));
+}
+
+static PyObject *get_itemsize(pgpy_array *a, void *closure) {
+    return PyLong_FromSize_t(pg_dtype_size(a->dtype));
+}
+
+static PyObject *get_ndim(pgpy_array *a, void *closure) {
+    return PyLong_FromLong(a->ndim);
+}
+
+static PyObject *get_size(pgpy_array *a, void *closure) {
+    return PyLong_FromUnsignedLongLong(a->size);
+}
+
+static PyObject *get_nbytes(pgpy_array *a, void *closure) {
+    return PyLong_FromUnsignedLongLong(a->nbytes);
+}
+
+static PyObject *get_id(pgpy_array *a, void *closure) {
+    return PyLong_FromUnsignedLongLong(a->id);
+}
+
+static PyObject *get_runtime(pgpy_array *a, void *closure) {
+    Py_INCREF(a->rt);
+    return (PyObject *)a->rt;
+}
+
+static PyObject *get_freed(pgpy_array *a, void *closure) {
+    return PyBool_FromLong(a->freed);
+}
+
+static PyObject *get_locations(pgpy_array *a, void *closure) {
+    pg_array_desc d;
+    pg_status st = pg_array_describe(a->h, &d);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *list = PyList_New(0);
+    for (int l = 0; list && l <= PG_MAX_DEVICES; l++) {
+        if (!(d.valid & (1u << l)))
+            continue;
+        PyObject *name = l == 0 ? PyUnicode_FromString("host") : PyUnicode_FromFormat("%d", l - 1);
+        if (!name || PyList_Append(list, name) < 0) {
+            Py_XDECREF(name);
+            Py_DECREF(list);
+            return NULL;
+        }
+        Py_DECREF(name);
+    }
+    return list;
+}
+
+static PyObject *array_free(pgpy_array *a, PyObject *unused) {
+    if (a->freed)
+        Py_RETURN_NONE;
+    pg_array *h = a->h;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_array_free(h);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    a->freed = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *array_tolist(pgpy_array *a, PyObject *unused) {
+    return pgpy_array_read_all(a, PGPY_LIST);
+}
+
+static PyObject *array_to_numpy(pgpy_array *a, PyObject *unused) {
+    if (!pgpy_numpy())
+        return pgpy_values_to_numpy(a->dtype, a->ndim, a->shape, NULL); /* raises ImportError */
+    return pgpy_array_read_all(a, PGPY_AUTO);
+}
+
+static PyObject *array_to_bytes(pgpy_array *a, PyObject *unused) {
+    PyObject *ba = pgpy_array_read_all(a, PGPY_BYTES);
+    if (!ba)
+        return NULL;
+    PyObject *b = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(ba), PyByteArray_GET_SIZE(ba));
+    Py_DECREF(ba);
+    return b;
+}
+
+static PyObject *array_copy_from(pgpy_array *a, PyObject *obj) {
+    if (pgpy_array_write_all(a, obj) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *array_host_view(pgpy_array *a, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"writable", NULL};
+    int writable = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:host_view", kw, &writable))
+        return NULL;
+    return pgpy_hostview_new(a, writable);
+}
+
+static PyObject *array_iter(pgpy_array *a) {
+    PyObject *all = pgpy_array_read_all(a, PGPY_AUTO);
+    if (!all)
+        return NULL;
+    PyObject *it = PyObject_GetIter(all);
+    Py_DECREF(all);
+    return it;
+}
+
+static PyObject *array_enter(PyObject *self, PyObject *unused) {
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *array_exit(pgpy_array *a, PyObject *args) {
+    return array_free(a, NULL);
+}
+
+static PyMethodDef array_methods[] = {
+    {"free", (PyCFunction)array_free, METH_NOARGS,
+     "free()\n--\n\nRelease the array now instead of when Python collects it. Kernels still "
+     "using it\nfinish first (the memory goes when they end). Later use raises StateError."},
+    {"tolist", (PyCFunction)array_tolist, METH_NOARGS,
+     "tolist()\n--\n\nThe contents as (nested) Python lists of int or float: one host read."},
+    {"to_numpy", (PyCFunction)array_to_numpy, METH_NOARGS,
+     "to_numpy()\n--\n\nA NumPy copy of the contents (one host read). Raises ImportError when "
+     "NumPy is\nnot installed."},
+    {"to_bytes", (PyCFunction)array_to_bytes, METH_NOARGS,
+     "to_bytes()\n--\n\nThe contents as bytes in row-major order (one host read)."},
+    {"copy_from", (PyCFunction)array_copy_from, METH_O,
+     "copy_from(obj)\n--\n\nOverwrite the whole array from obj: a scalar (broadcast), any "
+     "object with the buffer\nprotocol (NumPy array, array.array, bytes, memoryview), another "
+     "DeviceArray or\nnested sequences, with the same number of elements (row-major). One host "
+     "write;\nvalues are converted to the array's dtype and must fit it."},
+    {"host_view", (PyCFunction)(void (*)(void))array_host_view, METH_VARARGS | METH_KEYWORDS,
+     "host_view(writable=False)\n--\n\nA HostView: the array's buffer protocol with a fixed "
+     "writability. memoryview(a)\nand np.asarray(a) are read-only because they never ask for a "
+     "writable buffer;\nnp.asarray(a.host_view(True)) is a writable zero-copy NumPy view. Each "
+     "view maps\nthe array while it lives: kernels that use the array wait for its release."},
+    {"__enter__", array_enter, METH_NOARGS, "Return the array."},
+    {"__exit__", (PyCFunction)array_exit, METH_VARARGS, "Free the array."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef array_getset[] = {
+    {"shape", (getter)get_shape, NULL, "The shape as a tuple of ints (row-major).", NULL},
+    {"dtype", (getter)get_dtype, NULL,
+     "The element type: a numpy.dtype when NumPy is installed, else its name.", NULL},
+    {"dtype_name", (getter)get_dtype_name, NULL, "The element type's name, e.g. 'float32'.", NULL},
+    {"itemsize", (getter)get_itemsize, NULL, "Bytes per element.", NULL},
+    {"ndim", (getter)get_ndim, NULL, "Number of dimensions (1 to 4).", NULL},
+    {"size", (getter)get_size, NULL, "Number of elements.", NULL},
+    {"nbytes", (getter)get_nbytes, NULL, "Size in bytes.", NULL},
+    {"id", (getter)get_id, NULL, "The array's id in rt.dag() (vertex 'args').", NULL},
+    {"runtime", (getter)get_runtime, NULL, "The Runtime that owns the array.", NULL},
+    {"freed", (getter)get_freed, NULL, "True once free() was called.", NULL},
+    {"locations", (getter)get_locations, NULL,
+     "Where the current value is held now (as scheduled): 'host' and/or device ids as\n"
+     "strings ('0', '1', ...). A kernel that writes the array leaves only its device.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PySequenceMethods array_as_sequence = {
+    .sq_length = (lenfunc)array_len,
+};
+
+static PyMappingMethods array_as_mapping = {
+    .mp_length = (lenfunc)array_len,
+    .mp_subscript = pgpy_array_getitem,
+    .mp_ass_subscript = pgpy_array_setitem,
+};
+
+PyTypeObject pgpy_array_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "polygpu.DeviceArray",
+    .tp_basicsize = sizeof(pgpy_array),
+    .tp_dealloc = (destructor)array_dealloc,
+    .tp_repr = (reprfunc)array_repr,
+    .tp_as_sequence = &array_as_sequence,
+    .tp_as_mapping = &array_as_mapping,
+    .tp_as_buffer = &pgpy_array_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)array_traverse,
+    .tp_doc = "An array in polygpu's memory: on the host and/or any device, kept coherent by the\n"
+              "runtime. Create one with Runtime.array() or Runtime.asarray().\n\n"
+              "Indexing reads and writes host values, each indexing operation being one host\n"
+              "access (it waits only for the kernels the array depends on):\n\n"
+              "    a[0], a[-1], a[2:10:3], m[1, ::2], m[..., 0]    # read\n"
+              "    a[3] = 1.5; a[10:20] = range(10); m[0] = row     # write\n\n"
+              "A single element reads as a Python int or float; a selection as a NumPy array\n"
+              "when NumPy is installed, else as nested lists. memoryview(a) and np.asarray(a)\n"
+              "are zero-copy read-only views that hold the array on the host while they live\n"
+              "(kernels that write it wait for their release).",
+    .tp_weaklistoffset = offsetof(pgpy_array, weakrefs),
+    .tp_iter = (getiterfunc)array_iter,
+    .tp_methods = array_methods,
+    .tp_getset = array_getset,
+};

@@ -1,0 +1,83 @@
+/* module.c: the _polygpu extension module — types, exceptions and constants. */
+#include "pgpy.h"
+
+static PyObject *mod_dtype_size(PyObject *self, PyObject *arg) {
+    pg_dtype t;
+    if (pgpy_dtype_from_object(arg, &t) < 0)
+        return NULL;
+    return PyLong_FromSize_t(pg_dtype_size(t));
+}
+
+static PyObject *mod_dtype_name(PyObject *self, PyObject *arg) {
+    pg_dtype t;
+    if (pgpy_dtype_from_object(arg, &t) < 0)
+        return NULL;
+    return PyUnicode_FromString(pg_dtype_name(t));
+}
+
+static PyMethodDef module_methods[] = {
+    {"dtype_size", mod_dtype_size, METH_O,
+     "dtype_size(dtype)\n--\n\nBytes per element of a dtype (a name, NumPy dtype, int or "
+     "float)."},
+    {"dtype_name", mod_dtype_name, METH_O,
+     "dtype_name(dtype)\n--\n\nThe polygpu name of a dtype, e.g. dtype_name(float) == "
+     "'float64'."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "polygpu._polygpu",
+    "The C extension behind the polygpu package: use `import polygpu`.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+static int add_type(PyObject *m, PyTypeObject *t, const char *name) {
+    if (PyType_Ready(t) < 0)
+        return -1;
+    Py_INCREF(t);
+    if (PyModule_AddObject(m, name, (PyObject *)t) < 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__polygpu(void) {
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    PyObject *dtypes = PyTuple_New(PG_DTYPE_COUNT);
+    for (int i = 0; dtypes && i < PG_DTYPE_COUNT; i++) {
+        PyObject *s = PyUnicode_FromString(pg_dtype_name((pg_dtype)i));
+        if (!s)
+            Py_CLEAR(dtypes);
+        else
+            PyTuple_SET_ITEM(dtypes, i, s);
+    }
+    if (!dtypes || PyModule_AddObject(m, "dtypes", dtypes) < 0) {
+        Py_XDECREF(dtypes);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (pgpy_errors_init(m) < 0 || add_type(m, &pgpy_runtime_type, "Runtime") < 0 ||
+        add_type(m, &pgpy_array_type, "DeviceArray") < 0 ||
+        add_type(m, &pgpy_kernel_type, "Kernel") < 0 ||
+        add_type(m, &pgpy_launch_type, "Launch") < 0 ||
+        add_type(m, &pgpy_hostview_type, "HostView") < 0 ||
+        PyModule_AddIntConstant(m, "DAG_DOT", PG_DAG_DOT) < 0 ||
+        PyModule_AddIntConstant(m, "DAG_JSON", PG_DAG_JSON) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_DEVICES", PG_MAX_DEVICES) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_DIMS", PG_MAX_DIMS) < 0 ||
+        PyModule_AddObject(
+            m, "version",
+            Py_BuildValue("(iii)", PG_VERSION_MAJOR, PG_VERSION_MINOR, PG_VERSION_PATCH)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

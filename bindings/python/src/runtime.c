@@ -1,0 +1,460 @@
+/* runtime.c: the Runtime type — options, arrays and kernels, sync, counters, devices, DAG. */
+#include "pgpy.h"
+
+#include <string.h>
+
+static pgpy_runtime *live(PyObject *self) {
+    return (pgpy_runtime *)self;
+}
+
+/* One keyword value as the string pg_options_set parses; a new reference, or NULL. */
+static PyObject *option_string(PyObject *key, PyObject *value) {
+    if (PyBool_Check(value))
+        return PyUnicode_FromString(value == Py_True ? "1" : "0");
+    if (PyUnicode_Check(value)) {
+        Py_INCREF(value);
+        return value;
+    }
+    if (PyLong_Check(value) || PyFloat_Check(value))
+        return PyObject_Str(value);
+    PyObject *path = PyOS_FSPath(value); /* cache_dir, trace, interconnect may be paths */
+    if (path && PyUnicode_Check(path))
+        return path;
+    Py_XDECREF(path);
+    PyErr_Clear();
+    return pgpy_argument_error("option %U: expected a string, number or bool, got %R", key, value);
+}
+
+static int runtime_init(PyObject *self, PyObject *args, PyObject *kwargs) {
+    pgpy_runtime *rt = live(self);
+    if (rt->h) {
+        PyErr_SetString(pgpy_errors[PG_ERROR_STATE], "Runtime.__init__ called twice");
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(args)) {
+        pgpy_argument_error("Runtime() takes options as keywords only, e.g. "
+                            "Runtime(devices='host:4', policy='round-robin')");
+        return -1;
+    }
+    pg_options o;
+    pg_options_init(&o);
+    PyObject *keep = PyList_New(0); /* pg_options_set keeps pointers into these strings */
+    if (!keep)
+        return -1;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (kwargs && PyDict_Next(kwargs, &pos, &key, &value)) {
+        if (value == Py_None)
+            continue; /* the default, or the PG_<NAME> variable */
+        PyObject *s = option_string(key, value);
+        if (!s || PyList_Append(keep, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(keep);
+            return -1;
+        }
+        Py_DECREF(s);
+        const char *k = PyUnicode_AsUTF8(key);
+        const char *v = PyUnicode_AsUTF8(s);
+        if (!k || !v) {
+            Py_DECREF(keep);
+            return -1;
+        }
+        pg_status st = pg_options_set(&o, k, v);
+        if (st != PG_OK) {
+            pgpy_raise(st);
+            Py_DECREF(keep);
+            return -1;
+        }
+    }
+    pg_runtime *h = NULL;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_runtime_new(&o, &h);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        pgpy_raise(st);
+    Py_DECREF(keep);
+    if (st != PG_OK)
+        return -1;
+    rt->h = h;
+    rt->closed = 0;
+    return 0;
+}
+
+static PyObject *runtime_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    pgpy_runtime *rt = (pgpy_runtime *)type->tp_alloc(type, 0);
+    if (rt) {
+        rt->h = NULL;
+        rt->closed = 1; /* until __init__ succeeds */
+        rt->exports = 0;
+        rt->weakrefs = NULL;
+    }
+    return (PyObject *)rt;
+}
+
+static void runtime_dealloc(pgpy_runtime *rt) {
+    if (rt->weakrefs)
+        PyObject_ClearWeakRefs((PyObject *)rt);
+    if (!rt->closed && rt->h) {
+        pg_runtime *h = rt->h;
+        Py_BEGIN_ALLOW_THREADS
+        pg_runtime_free(h);
+        Py_END_ALLOW_THREADS
+    }
+    Py_TYPE(rt)->tp_free((PyObject *)rt);
+}
+
+static int check_open(pgpy_runtime *rt) {
+    if (!rt->h) {
+        PyErr_SetString(pgpy_errors[PG_ERROR_STATE],
+                        "the Runtime was not initialized (Runtime.__init__ failed or was skipped)");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *runtime_close(PyObject *self, PyObject *unused) {
+    pgpy_runtime *rt = live(self);
+    if (rt->closed)
+        Py_RETURN_NONE;
+    if (rt->exports) {
+        /* Freeing would pull the memory from under those views. */
+        return PyErr_Format(
+            pgpy_errors[PG_ERROR_STATE],
+            "cannot close the runtime: %zd buffer view%s of its arrays (memoryview, "
+            "NumPy array from np.asarray) %s still open; release them first",
+            rt->exports, rt->exports == 1 ? "" : "s", rt->exports == 1 ? "is" : "are");
+    }
+    pg_runtime *h = rt->h;
+    pg_status st;
+    /* Before the GIL goes: no thread may export a view while the core frees the arrays. The
+     * core frees everything even when writing the trace fails. */
+    rt->closed = 1;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_runtime_free(h);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *runtime_sync(PyObject *self, PyObject *unused) {
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_runtime *h = rt->h;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_runtime_sync(h);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *new_array(pgpy_runtime *rt, pg_dtype t, int ndim, const int64_t *shape) {
+    pg_runtime *h = rt->h;
+    pg_array *a = NULL;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_array_new(h, t, ndim, shape, &a);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    return pgpy_array_wrap(rt, a);
+}
+
+static PyObject *runtime_array(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"dtype", "shape", NULL};
+    PyObject *dtype, *shape;
+    pgpy_runtime *rt = live(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:array", kw, &dtype, &shape))
+        return NULL;
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_dtype t;
+    int ndim;
+    int64_t dims[PG_MAX_DIMS];
+    if (pgpy_dtype_from_object(dtype, &t) < 0 || pgpy_parse_shape(shape, &ndim, dims) < 0)
+        return NULL;
+    return new_array(rt, t, ndim, dims);
+}
+
+static PyObject *runtime_asarray(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"obj", "dtype", NULL};
+    PyObject *obj, *dtype = Py_None;
+    pgpy_runtime *rt = live(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:asarray", kw, &obj, &dtype))
+        return NULL;
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_dtype t;
+    int ndim;
+    int64_t dims[PG_MAX_DIMS];
+    if (pgpy_infer_layout(obj, dtype, &t, &ndim, dims) < 0)
+        return NULL;
+    PyObject *a = new_array(rt, t, ndim, dims);
+    if (a && pgpy_array_write_all((pgpy_array *)a, obj) < 0)
+        Py_CLEAR(a);
+    return a;
+}
+
+static PyObject *runtime_kernel(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"source", "name", "signature", "options", NULL};
+    const char *source, *name, *signature = NULL;
+    PyObject *options = Py_None;
+    pgpy_runtime *rt = live(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|zO:kernel", kw, &source, &name, &signature,
+                                     &options))
+        return NULL;
+    if (check_open(rt) < 0)
+        return NULL;
+    PyObject *opt = NULL;
+    if (PyUnicode_Check(options)) {
+        opt = options;
+        Py_INCREF(opt);
+    } else if (options != Py_None) {
+        PyObject *sep = PyUnicode_FromString(" ");
+        opt = sep ? PyUnicode_Join(sep, options) : NULL;
+        Py_XDECREF(sep);
+        if (!opt) {
+            PyErr_Clear();
+            return pgpy_argument_error("options must be a string or a sequence of strings, got %R",
+                                       options);
+        }
+    }
+    const char *o = opt ? PyUnicode_AsUTF8(opt) : NULL;
+    if (opt && !o) {
+        Py_DECREF(opt);
+        return NULL;
+    }
+    PyObject *pyname = PyUnicode_FromString(name);
+    if (!pyname) {
+        Py_XDECREF(opt);
+        return NULL;
+    }
+    pg_runtime *h = rt->h;
+    pg_kernel *k = NULL;
+    pg_status st;
+    /* Compiles (or loads from the cache): may take seconds. */
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_kernel_new(h, source, name, signature, o, &k);
+    Py_END_ALLOW_THREADS
+    Py_XDECREF(opt);
+    PyObject *r = st == PG_OK ? pgpy_kernel_wrap(rt, k, pyname) : pgpy_raise(st);
+    Py_DECREF(pyname);
+    return r;
+}
+
+static PyObject *location_name(int loc) {
+    return loc == 0 ? PyUnicode_FromString("host") : PyUnicode_FromFormat("%d", loc - 1);
+}
+
+static int set_u64(PyObject *d, const char *k, uint64_t v) {
+    PyObject *o = PyLong_FromUnsignedLongLong(v);
+    int r = o ? PyDict_SetItemString(d, k, o) : -1;
+    Py_XDECREF(o);
+    return r;
+}
+
+static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_stats s;
+    pg_status st = pg_runtime_stats(rt->h, &s);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *d = PyDict_New();
+    PyObject *links = PyDict_New();
+    if (!d || !links || set_u64(d, "ndevices", (uint64_t)s.ndevices) < 0 ||
+        set_u64(d, "computations", s.computations) < 0 || set_u64(d, "kernels", s.kernels) < 0 ||
+        set_u64(d, "host_accesses", s.host_accesses) < 0 || set_u64(d, "copies", s.copies) < 0 ||
+        set_u64(d, "bytes_moved", s.bytes_moved) < 0 ||
+        set_u64(d, "host_wait_ns", s.host_wait_ns) < 0 || set_u64(d, "pending", s.pending) < 0)
+        goto fail;
+    for (int src = 0; src <= s.ndevices && src <= PG_MAX_DEVICES; src++)
+        for (int dst = 0; dst <= s.ndevices && dst <= PG_MAX_DEVICES; dst++) {
+            if (src == dst)
+                continue;
+            PyObject *key = Py_BuildValue("(NN)", location_name(src), location_name(dst));
+            PyObject *v = PyLong_FromUnsignedLongLong(s.link_bytes[src][dst]);
+            int r = key && v ? PyDict_SetItem(links, key, v) : -1;
+            Py_XDECREF(key);
+            Py_XDECREF(v);
+            if (r < 0)
+                goto fail;
+        }
+    if (PyDict_SetItemString(d, "link_bytes", links) < 0)
+        goto fail;
+    Py_DECREF(links);
+    return d;
+fail:
+    Py_XDECREF(d);
+    Py_XDECREF(links);
+    return NULL;
+}
+
+static PyObject *runtime_devices(PyObject *self, void *closure) {
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_device_info info[PG_MAX_DEVICES];
+    int n = 0;
+    pg_status st = pg_runtime_devices(rt->h, info, PG_MAX_DEVICES, &n);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list && i < n && i < PG_MAX_DEVICES; i++) {
+        int cuda = info[i].kind == PG_DEVICE_CUDA;
+        PyObject *cc = cuda ? Py_BuildValue("(ii)", info[i].compute_major, info[i].compute_minor)
+                            : (Py_INCREF(Py_None), Py_None);
+        PyObject *d =
+            cc ? Py_BuildValue("{s:i,s:s,s:s,s:K,s:N,s:i}", "id", info[i].id, "kind",
+                               cuda ? "cuda" : "cpu", "name", info[i].name, "memory_bytes",
+                               (unsigned long long)info[i].memory_bytes, "compute_capability", cc,
+                               "multiprocessors", info[i].multiprocessors)
+               : NULL;
+        if (!d || PyList_Append(list, d) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(d);
+    }
+    return list;
+}
+
+static PyObject *runtime_dag_string(PyObject *self, PyObject *arg) {
+    pgpy_runtime *rt = live(self);
+    long fmt = PyLong_AsLong(arg);
+    if (fmt == -1 && PyErr_Occurred())
+        return NULL;
+    if (check_open(rt) < 0)
+        return NULL;
+    char *s = NULL;
+    pg_status st = pg_dag_export_string(rt->h, (pg_dag_format)fmt, &s);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *r = PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+    pg_string_free(s);
+    return r;
+}
+
+static PyObject *runtime_dag_file(PyObject *self, PyObject *args) {
+    pgpy_runtime *rt = live(self);
+    int fmt;
+    PyObject *path;
+    if (!PyArg_ParseTuple(args, "iO&:_export_dag", &fmt, PyUnicode_FSConverter, &path))
+        return NULL;
+    if (check_open(rt) < 0) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    pg_runtime *h = rt->h;
+    const char *p = PyBytes_AS_STRING(path);
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_dag_export(h, (pg_dag_format)fmt, p);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *runtime_write_trace(PyObject *self, PyObject *arg) {
+    pgpy_runtime *rt = live(self);
+    PyObject *path;
+    if (!PyUnicode_FSConverter(arg, &path))
+        return NULL;
+    if (check_open(rt) < 0) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    pg_runtime *h = rt->h;
+    const char *p = PyBytes_AS_STRING(path);
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_trace_write(h, p);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *runtime_enter(PyObject *self, PyObject *unused) {
+    if (check_open(live(self)) < 0)
+        return NULL;
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *runtime_exit(PyObject *self, PyObject *args) {
+    PyObject *r = runtime_close(self, NULL);
+    if (!r)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *get_closed(PyObject *self, void *closure) {
+    return PyBool_FromLong(live(self)->closed);
+}
+
+static PyMethodDef runtime_methods[] = {
+    {"close", runtime_close, METH_NOARGS,
+     "close()\n--\n\nWait for all work, write the trace if one was asked for, and free every "
+     "array and\nkernel of this runtime (later use of them raises StateError). Closing twice is "
+     "a\nno-op. Raises StateError while buffer views of its arrays are open."},
+    {"sync", runtime_sync, METH_NOARGS,
+     "sync()\n--\n\nBlock until every computation submitted so far has finished. Other Python "
+     "threads\nrun meanwhile."},
+    {"array", (PyCFunction)(void (*)(void))runtime_array, METH_VARARGS | METH_KEYWORDS,
+     "array(dtype, shape)\n--\n\nA new zero-filled DeviceArray. dtype: 'int8'..'int64', "
+     "'uint8'..'uint64', 'float32',\n'float64', a NumPy dtype, int or float. shape: an int or a "
+     "tuple of 1 to 4 ints."},
+    {"asarray", (PyCFunction)(void (*)(void))runtime_asarray, METH_VARARGS | METH_KEYWORDS,
+     "asarray(obj, dtype=None)\n--\n\nA new DeviceArray holding a copy of obj: any object with "
+     "the buffer protocol\n(NumPy array, array.array, memoryview; dtype and shape from it), "
+     "another DeviceArray,\nor nested sequences of numbers (int64 if all are integers, else "
+     "float64). dtype=\nconverts."},
+    {"kernel", (PyCFunction)(void (*)(void))runtime_kernel, METH_VARARGS | METH_KEYWORDS,
+     "kernel(source, name, signature=None, options=None)\n--\n\nCompile the __global__ function "
+     "`name` of the CUDA source (cached on disk). The\nsignature is inferred from the source "
+     "(const T* is 'in', T* 'inout', scalars by\nvalue) unless given, e.g. 'out float *y, in "
+     "const float *x, int n'. options: compiler\noptions as a string or a list of strings "
+     "('-O3 -DN=4'). Raises CompileError (with\n.log), NotFoundError when `name` is not in the "
+     "source, ArgumentError for a bad\nsignature."},
+    {"stats", runtime_stats, METH_NOARGS,
+     "stats()\n--\n\nCounters as a dict: ndevices, computations, kernels, host_accesses, "
+     "copies,\nbytes_moved, host_wait_ns, pending and link_bytes, a dict {(src, dst): bytes} "
+     "over\nlocations 'host', '0', '1', ..."},
+    {"write_trace", runtime_write_trace, METH_O,
+     "write_trace(path)\n--\n\nWrite a Chrome-trace JSON timeline (open it in Perfetto): one "
+     "track per device\nstream."},
+    {"_dag_string", runtime_dag_string, METH_O, "The DAG as text (0: DOT, 1: JSON)."},
+    {"_export_dag", runtime_dag_file, METH_VARARGS,
+     "_export_dag(format, path): the DAG to a file."},
+    {"__enter__", runtime_enter, METH_NOARGS, "Return the runtime."},
+    {"__exit__", runtime_exit, METH_VARARGS, "close() the runtime."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef runtime_getset[] = {
+    {"devices", runtime_devices, NULL,
+     "The devices as dicts: id, kind ('cpu' or 'cuda'), name, memory_bytes,\n"
+     "compute_capability ((major, minor), None on CPU devices) and multiprocessors.",
+     NULL},
+    {"closed", get_closed, NULL, "True once close() ran.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyTypeObject pgpy_runtime_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "polygpu._polygpu.Runtime",
+    .tp_basicsize = sizeof(pgpy_runtime),
+    .tp_dealloc = (destructor)runtime_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The C runtime; polygpu.Runtime adds the DAG helpers.",
+    .tp_weaklistoffset = offsetof(pgpy_runtime, weakrefs),
+    .tp_methods = runtime_methods,
+    .tp_getset = runtime_getset,
+    .tp_init = runtime_init,
+    .tp_new = runtime_new,
+};

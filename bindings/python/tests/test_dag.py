@@ -1,0 +1,125 @@
+"""Dependencies inferred from access modes, seen through rt.dag()."""
+
+import json
+
+import numpy as np
+import pytest
+
+import polygpu as pg
+from conftest import N, grid_for, kernel_vertices, reachable
+
+G = grid_for(N)
+
+
+def arrays(rt, n):
+    return [rt.asarray(np.full(N, i, dtype=np.float32)) for i in range(n)]
+
+
+def test_independent_kernels_have_no_edge(rt, kernels):
+    x1, x2, y1, y2 = arrays(rt, 4)
+    kernels.add1(G, 256)(y1, x1, N)
+    kernels.add1(G, 256)(y2, x2, N)
+    dag = rt.dag()
+    k1, k2 = kernel_vertices(dag, "add1")
+    assert not reachable(dag, k1["id"], k2["id"])
+    assert not reachable(dag, k2["id"], k1["id"])
+    assert y1[0] == 1.0 and y2[0] == 2.0
+
+
+def test_chain(rt, kernels):
+    x, y, z = arrays(rt, 3)
+    kernels.add1(G, 256)(y, x, N)
+    kernels.add1(G, 256)(z, y, N)
+    kernels.scale(G, 256)(z, 3.0, N)
+    dag = rt.dag()
+    a, b = kernel_vertices(dag, "add1")
+    (c,) = kernel_vertices(dag, "scale")
+    assert reachable(dag, a["id"], b["id"]) and reachable(dag, b["id"], c["id"])
+    assert z[5] == 6.0
+
+
+def test_diamond(rt, kernels):
+    a, b, c, d = arrays(rt, 4)
+    kernels.fill(G, 256)(a, 1.0, N)
+    kernels.add1(G, 256)(b, a, N)
+    kernels.add1(G, 256)(c, a, N)
+    kernels.sum2(G, 256)(d, b, c, N)
+    dag = rt.dag()
+    (top,) = kernel_vertices(dag, "fill")
+    left, right = kernel_vertices(dag, "add1")
+    (bottom,) = kernel_vertices(dag, "sum2")
+    for u, v in ((top, left), (top, right), (left, bottom), (right, bottom)):
+        assert reachable(dag, u["id"], v["id"])
+    assert not reachable(dag, left["id"], right["id"])
+    assert not reachable(dag, right["id"], left["id"])
+    assert d[N - 1] == 4.0
+
+
+def test_two_readers_of_a_const_array_are_not_ordered(rt, kernels):
+    x, y1, y2 = arrays(rt, 3)
+    kernels.add1(G, 256)(y1, x, N)
+    kernels.add1(G, 256)(y2, x, N)
+    dag = rt.dag()
+    r1, r2 = kernel_vertices(dag, "add1")
+    assert not reachable(dag, r1["id"], r2["id"]) and not reachable(dag, r2["id"], r1["id"])
+    assert {"array": x.id, "access": "in"} in r1["args"]
+    assert {"array": y1.id, "access": "inout"} in r1["args"]
+
+
+def test_write_after_read(rt, kernels):
+    x, y = arrays(rt, 2)
+    kernels.add1(G, 256)(y, x, N)  # reads x
+    kernels.fill(G, 256)(x, 9.0, N)  # then overwrites it: must wait for the reader
+    dag = rt.dag()
+    (reader,) = kernel_vertices(dag, "add1")
+    (writer,) = kernel_vertices(dag, "fill")
+    assert reachable(dag, reader["id"], writer["id"])
+    assert y[0] == 1.0 and x[0] == 9.0
+
+
+def test_explicit_out_signature_drops_the_read(rt):
+    from conftest import SRC
+    fill_out = rt.kernel(SRC, "fill", signature="out float *y, float v, int n")
+    (y,) = arrays(rt, 1)
+    fill_out(G, 256)(y, 2.0, N)
+    dag = rt.dag()
+    (k,) = kernel_vertices(dag, "fill")
+    assert k["args"] == [{"array": y.id, "access": "out"}]
+    assert y[0] == 2.0
+
+
+def test_host_accesses_are_vertices(rt, kernels):
+    x, y = arrays(rt, 2)
+    kernels.add1(G, 256)(y, x, N)
+    assert y[0] == 1.0
+    dag = rt.dag()
+    (k,) = kernel_vertices(dag)
+    reads = [v for v in dag["vertices"] if v["kind"] == "host_read" and
+             v["args"][0]["array"] == y.id]
+    assert reads and all(v["device"] == -1 for v in reads)
+    assert any(reachable(dag, k["id"], r["id"]) for r in reads)
+    for v in dag["vertices"]:
+        assert {"id", "kind", "name", "device", "stream", "args", "start_ns",
+                "end_ns"} <= set(v)
+
+
+def test_export_dag_files(rt, kernels, tmp_path):
+    x, y = arrays(rt, 2)
+    kernels.add1(G, 256)(y, x, N)
+    rt.sync()
+    rt.export_dag(tmp_path / "dag.dot")
+    rt.export_dag(str(tmp_path / "dag.json"))
+    rt.export_dag(tmp_path / "dag.txt", format="json")
+    assert (tmp_path / "dag.dot").read_text().startswith("digraph")
+    assert json.loads((tmp_path / "dag.json").read_text()) == rt.dag()
+    assert "vertices" in json.loads((tmp_path / "dag.txt").read_text())
+    assert "digraph" in rt.dag_dot()
+    with pytest.raises(pg.ArgumentError):
+        rt.export_dag(tmp_path / "dag.png")
+    with pytest.raises(pg.ArgumentError):
+        rt.export_dag(tmp_path / "dag.x", format="svg")
+    with pytest.raises(pg.FileError):
+        rt.export_dag(tmp_path / "missing-dir" / "dag.dot")
+    rt.write_trace(tmp_path / "trace.json")
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    assert any(e.get("name") == "add1" for e in trace["traceEvents"])

@@ -1,0 +1,40 @@
+"""The Python examples run and print what they promise."""
+
+import glob
+import os
+import subprocess
+import sys
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "python")
+
+
+def run(name, *args):
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_every_example_is_tested():
+    names = {os.path.basename(p) for p in glob.glob(os.path.join(EXAMPLES, "*.py"))}
+    assert names == {"quickstart.py", "numpy_interop.py", "dag_and_trace.py"}
+
+
+def test_quickstart():
+    out = run("quickstart.py")
+    assert "z[11:15] = [120. 140. 160. 180.]" in out
+    assert "device 0:" in out
+    assert "kernel" in out and "square" in out and "diff" in out
+
+
+def test_numpy_interop():
+    out = run("numpy_interop.py")
+    assert "matches NumPy: True" in out and "smoothed to zero: True" in out
+
+
+def test_dag_and_trace(tmp_path):
+    out = run("dag_and_trace.py", str(tmp_path))
+    assert "acc[:4] = [3. 5. 7. 9.]" in out
+    for f in ("dag.dot", "dag.json", "trace.json"):
+        assert (tmp_path / f).stat().st_size > 0
+
