@@ -17,7 +17,7 @@ build: deps
 
 # The main example: on GPUs when there are any, else on four CPU devices.
 demo: build
-	@PYTHONPATH=$(CURDIR)/build/bindings/python $(PYTHON) examples/python/quickstart.py
+	@PYTHONPATH=$(CURDIR)/build/bindings/python PG_DEMO_DOT=$(CURDIR)/build/dag.dot $(PYTHON) examples/python/quickstart.py
 
 # Every suite: C (plain, then under ASan+UBSan and TSan), Python, Lua, Java.
 test: build

@@ -5,6 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+
+/* A DOT quoted string: quotes and backslashes escaped, line breaks as DOT's \n. */
+static void dot_string(pg__buf *b, const char *s) {
+    pg__buf_printf(b, "\"");
+    for (; *s; s++) {
+        if (*s == '\n')
+            pg__buf_printf(b, "\\n");
+        else if (*s == '"' || *s == '\\')
+            pg__buf_printf(b, "\\%c", *s);
+        else if ((unsigned char)*s >= 0x20)
+            pg__buf_printf(b, "%c", *s);
+    }
+    pg__buf_printf(b, "\"");
+}
+
 static const char *kind_name(pg__comp_kind k) {
     switch (k) {
     case PG__KERNEL:
@@ -112,7 +127,7 @@ pg_status pg__dag_to_dot(pg__runtime *rt, char **out) {
                        fill);
         char label[160];
         snprintf(label, sizeof label, "#%llu %s\n%s", (unsigned long long)id, r->name, where);
-        pg__buf_json_string(&b, label); /* a JSON string is a valid DOT string */
+        dot_string(&b, label);
         pg__buf_printf(&b, "%s];\n", r->kind == PG__COPY ? ", style=\"filled,dashed\"" : "");
     }
     for (uint64_t id = lo; id <= hi && id; id++) {

@@ -43,6 +43,9 @@ for v in dag["vertices"]:
     where = "host" if v["device"] < 0 else "device %d stream %d" % (v["device"], v["stream"])
     print("  #%-3d %-10s %-22s %-20s after %s" % (v["id"], v["kind"], v["name"], where,
                                                  parents.get(v["id"], [])))
+dot = os.environ.get("PG_DEMO_DOT", "dag.dot")
+rt.export_dag(dot)  # Graphviz: dot -Tsvg dag.dot > dag.svg
+print("DAG written to", dot)
 s = rt.stats()
 print("%d kernels, %d copies, %.1f MB moved" % (s["kernels"], s["copies"], s["bytes_moved"] / 1e6))
 rt.close()

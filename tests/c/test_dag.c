@@ -147,6 +147,7 @@ int main(void) {
     char *dot;
     REQUIRE_OK(pg_dag_export_string(rt, PG_DAG_DOT, &dot));
     CHECK(strstr(dot, "digraph") && strstr(dot, "add1") && strstr(dot, "->"));
+    CHECK(!strstr(dot, "\\u")); /* DOT has no \\u escapes: line breaks are \\n */
     pg_string_free(dot);
 
     CHECK_OK(pg_array_free(a));
