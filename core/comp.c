@@ -78,7 +78,13 @@ int pg__comp_done(pg__runtime *rt, pg__comp *c) {
     case PG__DONE:
         return 1;
     case PG__ISSUED:
+        if (c->stream && c->seq <= c->stream->done_seq) {
+            finish(rt, c);
+            return 1;
+        }
         if (c->event && rt->ops->event_done(rt->b, c->event)) {
+            if (c->stream && c->seq > c->stream->done_seq)
+                c->stream->done_seq = c->seq;
             finish(rt, c);
             return 1;
         }

@@ -72,6 +72,7 @@ pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c) {
 
 void pg__exec_issued(pg__runtime *rt, pg__comp *c, pg__stream *s) {
     c->state = PG__ISSUED;
+    c->seq = ++s->issued_seq;
     pg__comp_set(rt, &s->last, c);
     s->last_use = ++rt->submissions;
     rt->dev[s->device].inflight++;

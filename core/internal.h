@@ -53,6 +53,7 @@ struct pg__comp {
     int device;         /* PG_HOST for host accesses */
     pg__stream *stream; /* NULL for host accesses */
     pg__bevent *event;  /* completes with the computation (issued device work) */
+    uint64_t seq;       /* position on its stream (pg__stream.issued_seq when issued) */
     pg__timing timing;
     int timed;
     int stream_taken;  /* a child already reuses this computation's stream */
@@ -121,6 +122,9 @@ struct pg__stream {
     pg__bstream *b;
     pg__comp *last;    /* last computation issued on it (reference) */
     uint64_t last_use; /* submission counter when last chosen, for LRU reuse */
+    /* Work on a stream completes in order: once the computation issued n-th is seen done,
+     * every earlier one is done too, with no event query. */
+    uint64_t issued_seq, done_seq;
 };
 
 typedef struct pg__device {
