@@ -304,4 +304,8 @@ void pg__buf_json_string(pg__buf *b, const char *s);
 
 uint64_t pg__now_ns(void);
 
+/* ---- links.c: the interconnect matrix at start (file, cached measurement, quick measurement,
+ * or defaults). Called once the backend and device infos are there. */
+pg_status pg__links_init(pg__runtime *rt);
+
 #endif

@@ -81,7 +81,7 @@ typedef struct pg_options {
                                          (default) | "multigpu-early-disjoint" */
     const char *execution;            /* "async" (default) | "sync" */
     int prefetch;                     /* 1: input copies on a separate copy stream; 0 default */
-    const char *interconnect;         /* path of a bandwidth matrix CSV */
+    const char *interconnect;         /* bandwidth matrix CSV path, or "default" (see below) */
     double exploration_threshold;     /* default 0.1 */
     const char *log;                  /* "off" (default) | "info" | "debug" */
     const char *trace;                /* path of a Chrome trace written at pg_runtime_free */
@@ -118,10 +118,25 @@ typedef struct pg_device_info {
     int compute_major;     /* CUDA compute capability; 0 on CPU devices */
     int compute_minor;
     int multiprocessors; /* SMs on a GPU, worker threads on a CPU device */
+    char uuid[48];       /* "GPU-xxxxxxxx-xxxx-..." as nvidia-smi prints it; "" on CPU devices */
 } pg_device_info;
 
 /* Fill up to `capacity` entries; *count gets the number of devices (may exceed capacity). */
 pg_status pg_runtime_devices(pg_runtime *rt, pg_device_info *out, int capacity, int *count);
+
+/* The interconnect matrix the transfer-time policies use: *nloc = devices + 1 locations
+ * (0 host, d + 1 device d); gbps and latency_us (either may be NULL) get nloc * nloc values,
+ * [src * nloc + dst], room for (PG_MAX_DEVICES + 1)^2 always suffices. On GPUs it is measured
+ * once per set of GPUs and cached; the `interconnect` option names a CSV file instead, or
+ * "default" for uniform defaults. */
+pg_status pg_runtime_interconnect(pg_runtime *rt, int *nloc, double *gbps, double *latency_us);
+
+/* Measure every link again with the runtime's own copy path (copies of `bytes`, `reps` timed
+ * after a warm-up; waits for the runtime's work first), use the result from now on, and save
+ * it as CSV to `path` (NULL: the cache file for these GPUs; "": do not save). saved_as (may
+ * be NULL) gets the path written. */
+pg_status pg_runtime_measure_interconnect(pg_runtime *rt, size_t bytes, int reps, const char *path,
+                                          char *saved_as, size_t saved_cap);
 
 /* Counters. A "location" is 0 for the host and d + 1 for device d. */
 typedef struct pg_stats {

@@ -25,15 +25,6 @@ static pg_status open_backend(pg__runtime *rt) {
                      "unknown devices '%s': expected auto, cuda, cuda:0,2 or host:N", spec);
 }
 
-static pg_status load_interconnect(pg__runtime *rt) {
-    int gpu = rt->dev[0].info.kind == PG_DEVICE_CUDA;
-    /* Defaults until measured: PCIe-class host links; NVLink-class or shared-memory peers. */
-    pg__interconnect_default(&rt->ic, rt->ndev, gpu ? 25.0 : 10.0, gpu ? 100.0 : 10.0);
-    if (rt->opt.interconnect[0])
-        return pg__interconnect_load(&rt->ic, rt->opt.interconnect);
-    return PG_OK;
-}
-
 static void destroy(pg__runtime *rt) {
     if (rt->b) {
         pg__streams_free(rt);
@@ -70,7 +61,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         rt->dev[d].info.id = d;
     }
     if (!st)
-        st = load_interconnect(rt);
+        st = pg__links_init(rt);
     if (!st)
         st = pg__policy_open(rt->opt.policy, rt->ndev, &rt->policy);
     if (!st && !(rt->records = calloc(PG__DAG_HISTORY, sizeof *rt->records)))

@@ -20,6 +20,7 @@ typedef struct cu_device {
     int major, minor, sms;
     size_t memory;
     char name[128];
+    char uuid[48];
 } cu_device;
 
 struct pg__bevent {
@@ -76,6 +77,7 @@ static pg_status device_info(pg__backend *b, int dev, pg_device_info *out) {
     out->compute_major = b->d[dev].major;
     out->compute_minor = b->d[dev].minor;
     out->multiprocessors = b->d[dev].sms;
+    snprintf(out->uuid, sizeof out->uuid, "%s", b->d[dev].uuid);
     return PG_OK;
 }
 
@@ -411,6 +413,17 @@ static pg_status parse_spec(const char *spec, int count, int *ord, int *n) {
     return PG_OK;
 }
 
+/* nvidia-smi's spelling, GPU-8-4-4-4-12 hex digits: the name users see elsewhere. */
+static void format_uuid(const CUuuid *u, char *out, size_t cap) {
+    const unsigned char *x = (const unsigned char *)u->bytes;
+    size_t n = (size_t)snprintf(out, cap, "GPU-");
+    for (int i = 0; i < 16 && n + 3 < cap; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[n++] = '-';
+        n += (size_t)snprintf(out + n, cap - n, "%02x", x[i]);
+    }
+}
+
 static pg_status open_device(pg__backend *b, int i, int ordinal) {
     cu_device *d = &b->d[i];
     CU(b->cu->cuDeviceGet(&d->dev, ordinal), "cuDeviceGet");
@@ -420,6 +433,9 @@ static pg_status open_device(pg__backend *b, int i, int ordinal) {
         return st;
     CU(b->cu->cuDeviceGetName(d->name, sizeof d->name, d->dev), "cuDeviceGetName");
     CU(b->cu->cuDeviceTotalMem(&d->memory, d->dev), "cuDeviceTotalMem");
+    CUuuid u;
+    CU(b->cu->cuDeviceGetUuid(&u, d->dev), "cuDeviceGetUuid");
+    format_uuid(&u, d->uuid, sizeof d->uuid);
     CU(b->cu->cuDeviceGetAttribute(&d->major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev),
        "cuDeviceGetAttribute");
     CU(b->cu->cuDeviceGetAttribute(&d->minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev),

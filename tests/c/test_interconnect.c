@@ -3,6 +3,7 @@
 #include "check.h"
 #include "devices/interconnect.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,51 @@ static void test_errors(void) {
     CHECK(strstr(pg_last_error(), missing) != NULL);
 }
 
+/* Measured through a runtime's own copy path (CPU devices here, GPUs under tests/gpu/run.sh):
+ * every link positive and finite, the matrix in use afterwards, and the saved file loads back
+ * as the same matrix through the `interconnect` option. */
+static void test_measure(void) {
+    const char *devs = getenv("PG_TEST_DEVICES");
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = devs && devs[0] ? devs : "host:2";
+    o.interconnect = "default";
+    pg_runtime *rt;
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    static double before[PG__NLOC * PG__NLOC], g[PG__NLOC * PG__NLOC], l[PG__NLOC * PG__NLOC];
+    int n = 0, n2 = 0;
+    REQUIRE_OK(pg_runtime_interconnect(rt, &n, before, NULL));
+    char path[512], saved[512] = "";
+    snprintf(path, sizeof path, "%s/measured.csv", dir);
+    CHECK(pg_runtime_measure_interconnect(rt, 4, 1, path, NULL, 0) == PG_ERROR_ARGUMENT);
+    CHECK(strstr(pg_last_error(), "bytes") != NULL);
+    REQUIRE_OK(pg_runtime_measure_interconnect(rt, 1 << 20, 2, path, saved, sizeof saved));
+    CHECK(!strcmp(saved, path));
+    REQUIRE_OK(pg_runtime_interconnect(rt, &n2, g, l));
+    CHECK(n2 == n && n >= 2);
+    int changed = 0;
+    for (int s = 0; s < n; s++)
+        for (int d = 0; d < n; d++) {
+            int i = s * n + d;
+            if (s == d)
+                continue;
+            CHECK(g[i] > 0 && g[i] < 1e6 && l[i] >= 0 && l[i] < 1e6);
+            changed |= g[i] != before[i];
+        }
+    CHECK(changed); /* the measurement replaced the defaults */
+    REQUIRE_OK(pg_runtime_free(rt));
+
+    o.interconnect = path;
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    static double g2[PG__NLOC * PG__NLOC];
+    REQUIRE_OK(pg_runtime_interconnect(rt, &n2, g2, NULL));
+    for (int i = 0; i < n * n; i++)
+        if (i % (n + 1)) /* off the diagonal */
+            CHECK(fabs(g2[i] - g[i]) <= 1e-3 * g[i]);
+    CHECK(pg_runtime_interconnect(rt, NULL, g2, NULL) == PG_ERROR_ARGUMENT);
+    REQUIRE_OK(pg_runtime_free(rt));
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/pg-ic-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
@@ -167,6 +213,7 @@ int main(void) {
     test_load_partial();
     test_roundtrip();
     test_errors();
+    test_measure();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
