@@ -21,6 +21,7 @@ LUA_FLAGS=()
 if ls .carry/lua/*.deb >/dev/null 2>&1; then
   for f in .carry/lua/*.deb; do dpkg -x "$f" /tmp/lua; done
   export LD_LIBRARY_PATH=/tmp/lua/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export CFLAGS="${CFLAGS:-} -I/tmp/lua/usr/include/x86_64-linux-gnu" # Debian's multiarch luaconf
   LUA_FLAGS=(-DLUA_INCLUDE_DIR=/tmp/lua/usr/include/lua5.4
              -DLUA_LIBRARY=/tmp/lua/usr/lib/x86_64-linux-gnu/liblua5.4.so
              -DPG_LUA_EXECUTABLE=/tmp/lua/usr/bin/lua5.4)
