@@ -115,6 +115,26 @@ int main(int argc, char **argv) {
            devices, n, raw, BURST, raw_total);
     printf("ratio polygpu/raw: submit median %.2f, back-to-back %.2f\n", med / raw,
            total / raw_total);
+    /* What the submit path spends in the backend besides the launch: one event per computation
+     * (record) and completion queries. */
+    for (int i = 0; i < n; i++) {
+        pg__bevent *ev;
+        uint64_t t0 = pg__now_ns();
+        r->ops->event_record(r->b, s->b, &ev);
+        t[i] = (double)(pg__now_ns() - t0) / 1e3;
+        r->ops->event_free(r->b, ev);
+    }
+    double rec = median(t, n);
+    pg__bevent *probe;
+    r->ops->launch(r->b, s->b, kk->fn[0], g, blk, 0, slots, 4, NULL);
+    r->ops->event_record(r->b, s->b, &probe);
+    for (int i = 0; i < n; i++) {
+        uint64_t t0 = pg__now_ns();
+        (void)r->ops->event_done(r->b, probe);
+        t[i] = (double)(pg__now_ns() - t0) / 1e3;
+    }
+    r->ops->event_free(r->b, probe);
+    printf("backend event record median %.2f us, event query median %.2f us\n", rec, median(t, n));
     free(t);
     pg_runtime_free(rt);
     return 0;

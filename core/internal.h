@@ -161,9 +161,10 @@ typedef struct pg__record {
     pg_access *arg_access;
     int nparents;
     uint64_t *parent_ids;
-    uint64_t start_ns, end_ns;
-    uint64_t bytes; /* copies */
-    int src, dst;   /* copies: locations */
+    uint64_t start_ns, end_ns; /* 0 when not timed (GPUs without the trace option) */
+    uint64_t submit_ns;        /* when the script submitted it, host clock */
+    uint64_t bytes;            /* copies */
+    int src, dst;              /* copies: locations */
 } pg__record;
 
 typedef struct pg__options_resolved {

@@ -317,7 +317,10 @@ pg_status pg_dag_export(pg_runtime *rt, pg_dag_format format, const char *path);
 pg_status pg_dag_export_string(pg_runtime *rt, pg_dag_format format, char **out);
 void pg_string_free(char *s);
 
-/* Write a Chrome-trace JSON timeline (opens in Perfetto): one track per device stream. */
+/* Write a Chrome-trace JSON timeline (opens in Perfetto): one track per device stream, every
+ * kernel, copy and host access. GPUs time work (events) only when the runtime was made with the
+ * `trace` option (timing events cost launch time); otherwise GPU work appears as instants at
+ * its submission, marked "timed": false. CPU devices always time. */
 pg_status pg_trace_write(pg_runtime *rt, const char *path);
 
 #ifdef __cplusplus

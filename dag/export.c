@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* A DOT quoted string: quotes and backslashes escaped, line breaks as DOT's \n. */
 static void dot_string(pg__buf *b, const char *s) {
     pg__buf_printf(b, "\"");
@@ -168,8 +167,21 @@ pg_status pg__trace_to_json(pg__runtime *rt, char **out) {
     }
     for (uint64_t id = lo; id <= hi && id; id++) {
         pg__record *r = find(rt, id);
-        if (!r || r->end_ns == 0)
+        if (!r)
             continue;
+        if (r->end_ns == 0) {
+            /* Not timed (GPUs time work only when the runtime was made with the trace option):
+             * an instant at submission, so the timeline still shows every call and where. */
+            pg__buf_printf(
+                &b, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":", kind_name(r->kind));
+            pg__buf_json_string(&b, r->name);
+            pg__buf_printf(&b,
+                           ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"id\":%llu,"
+                           "\"timed\":false}}",
+                           r->device + 1, r->stream < 0 ? 0 : r->stream, r->submit_ns / 1e3,
+                           (unsigned long long)r->id);
+            continue;
+        }
         uint64_t dur = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
         pg__buf_printf(&b, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", kind_name(r->kind));
         pg__buf_json_string(&b, r->name);

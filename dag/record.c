@@ -31,6 +31,7 @@ pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
     clear(r);
     r->id = c->id;
     r->kind = c->kind;
+    r->submit_ns = pg__now_ns() - rt->epoch_ns;
     strncpy(r->name, name, sizeof r->name - 1);
     r->device = PG_HOST;
     r->stream = -1;
