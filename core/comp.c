@@ -73,6 +73,11 @@ static void finish(pg__runtime *rt, pg__comp *c) {
     release_work(rt, c);
 }
 
+int pg__comp_known_done(const pg__comp *c) {
+    return c->state == PG__DONE ||
+           (c->state == PG__ISSUED && c->stream && c->seq <= c->stream->done_seq);
+}
+
 int pg__comp_done(pg__runtime *rt, pg__comp *c) {
     switch (c->state) {
     case PG__DONE:

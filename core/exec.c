@@ -80,7 +80,8 @@ void pg__exec_issued(pg__runtime *rt, pg__comp *c, pg__stream *s) {
 }
 
 pg_status pg__exec_order_after(pg__runtime *rt, pg__stream *s, pg__comp *p) {
-    if (!p || p->stream == s || pg__comp_done(rt, p) || p->state != PG__ISSUED)
+    /* A parent that finished unseen costs a no-op wait on the device, cheaper than asking. */
+    if (!p || p->stream == s || pg__comp_known_done(p) || p->state != PG__ISSUED)
         return PG_OK;
     return rt->ops->stream_wait(rt->b, s->b, p->event);
 }
@@ -193,7 +194,10 @@ static pg__comp *find_blocker(pg__comp *c) {
 }
 
 pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
-    pg__exec_sweep(rt, 8);
+    /* Release finished work now and then: each look at the oldest computation may ask the
+     * device, which costs more than the rest of a launch. */
+    if ((++rt->submits & 15) == 0)
+        pg__exec_sweep(rt, 64);
     pg_status st = pg__dag_parents(rt, c->args, c->nargs, &c->parents, &c->nparents);
     if (st)
         return st;

@@ -96,6 +96,7 @@ struct pg__array {
     pg__comp *last_writer;
     pg__comp **readers;
     int nreaders, capreaders;
+    int prune_at; /* prune finished readers when nreaders reaches this (0: PRUNE_AT) */
     /* host mapping */
     pg__comp *map_comp;
     int map_count;
@@ -125,6 +126,7 @@ struct pg__stream {
     /* Work on a stream completes in order: once the computation issued n-th is seen done,
      * every earlier one is done too, with no event query. */
     uint64_t issued_seq, done_seq;
+    uint64_t probed_ns; /* last time pg__stream_busy asked the device */
 };
 
 typedef struct pg__device {
@@ -193,6 +195,7 @@ struct pg__runtime {
     pg__interconnect ic;
     pg__policy policy;
     uint64_t next_comp_id, next_array_id, submissions;
+    uint64_t submits; /* kernel submissions, for the periodic sweep */
     pg__comp *inflight_head, *inflight_tail;
     pg__comp *pending_head, *pending_tail;
     pg_stats stats;
@@ -214,6 +217,10 @@ pg__comp *pg__comp_new(pg__runtime *rt, pg__comp_kind kind);
 void pg__comp_ref(pg__comp *c);
 void pg__comp_unref(pg__runtime *rt, pg__comp *c);
 /* Done: finished and observed (marks it DONE, resolves timing). Never blocks. */
+/* Done as far as the runtime has seen, with no device query (may say 0 for finished work):
+ * for heuristics, where asking the device (about a microsecond on a GPU) costs more than a
+ * stale answer. */
+int pg__comp_known_done(const pg__comp *c);
 int pg__comp_done(pg__runtime *rt, pg__comp *c);
 void pg__comp_set(pg__runtime *rt, pg__comp **slot, pg__comp *c); /* ref c, unref old */
 void pg__comp_finish_host(pg__runtime *rt, pg__comp *c);          /* a host access ended */

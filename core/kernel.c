@@ -8,6 +8,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An explicit signature must describe the kernel the source declares: a wrong count or type
+ * would pass garbage to the device (NVRTC cannot see the signature). Where the declaration
+ * cannot be read (macros), the signature is taken at its word. */
+static pg_status check_against_source(const char *source, const char *name,
+                                      const pg_param_info *sig, int n) {
+    pg_param_info *src = NULL;
+    int m = 0;
+    if (pg__signature_infer(source, name, &src, &m) != PG_OK) {
+        pg__error_clear();
+        return PG_OK;
+    }
+    pg_status st = PG_OK;
+    if (m != n)
+        st =
+            pg__error(PG_ERROR_ARGUMENT,
+                      "the signature of kernel '%s' has %d parameter(s) but its source declares %d",
+                      name, n, m);
+    for (int i = 0; !st && i < n; i++)
+        if (sig[i].is_array != src[i].is_array || sig[i].dtype != src[i].dtype)
+            st = pg__error(PG_ERROR_ARGUMENT,
+                           "parameter %d of kernel '%s': the signature says '%s' but the source "
+                           "declares '%s'",
+                           i + 1, name, sig[i].type, src[i].type);
+    free(src);
+    return st;
+}
+
 pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
                         const char *signature, const char *options, pg_kernel **out) {
     pg__error_clear();
@@ -23,6 +50,10 @@ pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
                              : pg__signature_infer(source, name, &params, &n);
     if (st)
         return st;
+    if (signature && (st = check_against_source(source, name, params, n))) {
+        free(params);
+        return st;
+    }
     if (n > PG__MAX_PARAMS) {
         free(params);
         return pg__error(PG_ERROR_ARGUMENT,

@@ -42,15 +42,36 @@ pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__
     return PG_OK;
 }
 
+/* Drop finished readers. Asking a GPU whether work finished costs about a microsecond, so
+ * this asks at most once per stream (about the newest reader there: streams run in order, so
+ * its completion settles all older ones), and the next prune waits until the list has doubled:
+ * amortized, a read costs O(1) questions however long the device lags. */
 static void prune(pg__runtime *rt, pg__array *a) {
+    pg__stream *asked[PRUNE_AT];
+    int nasked = 0;
+    for (int r = a->nreaders - 1; r >= 0; r--) {
+        pg__comp *c = a->readers[r];
+        if (pg__comp_known_done(c) || !c->stream)
+            continue;
+        int seen = 0;
+        for (int i = 0; i < nasked && !seen; i++)
+            seen = asked[i] == c->stream;
+        if (!seen && nasked < PRUNE_AT) {
+            asked[nasked++] = c->stream;
+            (void)pg__comp_done(rt, c);
+        }
+    }
     int k = 0;
     for (int r = 0; r < a->nreaders; r++) {
-        if (pg__comp_done(rt, a->readers[r]))
-            pg__comp_unref(rt, a->readers[r]);
+        pg__comp *c = a->readers[r];
+        /* Known done or a host access: comp_done settles it without asking the device. */
+        if ((pg__comp_known_done(c) || !c->stream) && pg__comp_done(rt, c))
+            pg__comp_unref(rt, c);
         else
-            a->readers[k++] = a->readers[r];
+            a->readers[k++] = c;
     }
     a->nreaders = k;
+    a->prune_at = 2 * k > PRUNE_AT ? 2 * k : PRUNE_AT;
 }
 
 pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c) {
@@ -59,7 +80,7 @@ pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c) {
         pg__array *a = c->args[i].array;
         if (c->args[i].access & PG_ACCESS_OUT)
             continue;
-        if (a->nreaders >= PRUNE_AT)
+        if (a->nreaders >= (a->prune_at ? a->prune_at : PRUNE_AT))
             prune(rt, a);
         if (a->nreaders == a->capreaders) {
             int capn = a->capreaders ? a->capreaders * 2 : 4;
@@ -77,6 +98,7 @@ pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c) {
             for (int r = 0; r < a->nreaders; r++)
                 pg__comp_unref(rt, a->readers[r]);
             a->nreaders = 0;
+            a->prune_at = 0;
         } else {
             pg__comp_ref(c);
             a->readers[a->nreaders++] = c;

@@ -76,7 +76,7 @@ pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream
     uint32_t parent_devs = 0;
     for (int i = 0; i < c->nparents && n < (int)(sizeof ps / sizeof *ps); i++) {
         pg__comp *p = c->parents[i];
-        if (p->stream && p->stream->index < PG__MAX_STREAMS && !pg__comp_done(rt, p)) {
+        if (p->stream && p->stream->index < PG__MAX_STREAMS && !pg__comp_known_done(p)) {
             ps[n++] = p;
             parent_devs |= 1u << p->device;
         }

@@ -90,6 +90,11 @@ int main(void) {
     CHECK(strlen(pg_last_error_log()) > 0);
     CHECK_MSG(pg_kernel_new(rt, TEST_SRC, "add1", "out const float *y, float *x, int n", NULL, &k),
               PG_ERROR_ARGUMENT, "y");
+    /* A signature that does not match the source's declaration, caught before any compiler. */
+    CHECK_MSG(pg_kernel_new(rt, TEST_SRC, "fill", "out float *y, int n", NULL, &k),
+              PG_ERROR_ARGUMENT, "source declares 3");
+    CHECK_MSG(pg_kernel_new(rt, TEST_SRC, "fill", "out float *y, double v, int n", NULL, &k),
+              PG_ERROR_ARGUMENT, "parameter 2");
     pg_kernel *add1 = test_kernel(rt, "add1", NULL);
     pg_arg good[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(100)};
     pg_dim3 g = dim1(1), b = dim1(128), zero3 = {0, 1, 1}, big_block = {2048, 1, 1},
