@@ -375,3 +375,89 @@ pg_status pg__exec_sync(pg__runtime *rt) {
             return st;
     }
 }
+
+/* A device access for another CUDA library: a computation on a stream of `dev` that makes the
+ * array current there (copies, zero fill), optionally copies `bytes` in from a foreign address
+ * after the foreign stream's work, and completes on that stream. The caller gets the address
+ * and the native stream after which it is ready, and nothing waits on the host. */
+pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_access access,
+                                 uint64_t src, size_t bytes, uint64_t foreign, void **ptr,
+                                 uint64_t *stream) {
+    if (a->map_count)
+        return pg__error(PG_ERROR_STATE,
+                         "array %llu is mapped on the host (a view is open): release it first",
+                         (unsigned long long)a->id);
+    int write = (access & PG_ACCESS_OUT) != 0;
+    pg__carg arg = {a, access};
+    pg__comp **ps = NULL;
+    int n = 0;
+    pg_status st = pg__dag_parents(rt, &arg, 1, &ps, &n);
+    if (st)
+        return st;
+    /* Parents held back behind another array's mapping: wait for them to be issued. */
+    for (int i = 0; !st && i < n; i++)
+        if (ps[i]->state == PG__PENDING || ps[i]->state == PG__OPEN)
+            st = pg__exec_wait(rt, ps[i]);
+    pg__comp *c = st ? NULL : pg__comp_new(rt, write ? PG__HOST_WRITE : PG__HOST_READ);
+    if (!st && !c)
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st && !(c->args = malloc(sizeof *c->args)))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    pg__stream *s = NULL;
+    void *buf = NULL;
+    if (!st)
+        st = pg__stream_get_new(rt, dev, &s);
+    int zeroed = !st && a->fresh && !a->dev[dev];
+    if (!st)
+        st = pg__array_buffer(a, PG__LOC(dev), s, &buf);
+    if (!st) {
+        c->args[0] = arg;
+        c->nargs = 1;
+        pg__array_ref(a);
+        c->parents = ps;
+        c->nparents = n;
+        ps = NULL;
+        st = accept(rt, c, src ? "device_write (foreign)" : "device_access");
+    }
+    if (st) {
+        for (int i = 0; ps && i < n; i++)
+            pg__comp_unref(rt, ps[i]);
+        free(ps);
+        if (c)
+            pg__comp_unref(rt, c);
+        return st;
+    }
+    c->device = dev;
+    c->stream = s;
+    pg__dag_record_device(rt, c);
+    for (int i = 0; !st && i < c->nparents; i++)
+        st = pg__exec_order_after(rt, s, c->parents[i]);
+    if (!st && (access & PG_ACCESS_IN))
+        st = pg__coh_acquire(rt, c, a, dev, s);
+    if (!st && src && foreign)
+        st = rt->ops->stream_wait_foreign(rt->b, s->b, foreign);
+    if (!st && src)
+        st = rt->ops->copy(rt->b, s->b, dev, buf, dev, (const void *)(uintptr_t)src, bytes, NULL);
+    if (!st)
+        st = rt->ops->event_record(rt->b, s->b, &c->event);
+    if (st) {
+        pg__comp_unref(rt, c);
+        return st;
+    }
+    c->timing.start_ns = c->timing.end_ns = pg__now_ns() - rt->epoch_ns;
+    pg__dag_record_timing(rt, c);
+    pg__exec_issued(rt, c, s);
+    if (write)
+        pg__coh_write(rt, c, a, PG__LOC(dev));
+    else if (zeroed)
+        pg__comp_set(rt, &a->ready[PG__LOC(dev)], c);
+    for (int i = 0; i < c->nparents; i++)
+        pg__comp_unref(rt, c->parents[i]);
+    free(c->parents);
+    c->parents = NULL;
+    c->nparents = 0;
+    *ptr = buf;
+    *stream = rt->ops->stream_handle(rt->b, s->b);
+    pg__comp_unref(rt, c); /* the in-flight list and the array's history keep it */
+    return PG_OK;
+}

@@ -246,6 +246,11 @@ void pg__streams_free(pg__runtime *rt);
 pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c);
 /* Begin a host access to a: waits (unlocked) until the host copy may be used that way. Lock
  * held on entry and exit. Accesses nest (a->map_count); each needs a host_end. */
+/* Device access for another CUDA library (see pg_array_device_pointer); src != 0 also copies
+ * `bytes` from that device address after the foreign stream's work. */
+pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_access access,
+                                 uint64_t src, size_t bytes, uint64_t foreign, void **ptr,
+                                 uint64_t *stream);
 pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access);
 pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a);
 /* Wait until c is finished; lock held on entry and exit. */

@@ -179,6 +179,21 @@ pg_status pg_array_describe(pg_array *a, pg_array_desc *out);
 pg_status pg_array_read(pg_array *a, uint64_t first, uint64_t count, void *dst);
 pg_status pg_array_write(pg_array *a, uint64_t first, uint64_t count, const void *src);
 
+/* The array's device address on GPU `device`, for another CUDA library (CuPy, PyTorch, Numba;
+ * __cuda_array_interface__). The runtime makes the value current there and returns at once:
+ * *stream gets the native CUstream after whose work so far the data is ready (make your stream
+ * wait for it). With PG_ACCESS_OUT / INOUT the GPU copy becomes the only valid one, as after a
+ * kernel that writes it. The address stays valid while the array lives; ordering the other
+ * library's later work against polygpu's is the caller's (as between any two CUDA libraries).
+ * PG_ERROR_UNSUPPORTED on CPU devices. */
+pg_status pg_array_device_pointer(pg_array *a, int device, pg_access access, void **ptr,
+                                  uint64_t *stream);
+
+/* Overwrite the whole array from another library's device memory at `src` (bytes must equal
+ * the array's size), on the GPU that holds src, after the work enqueued so far on the native
+ * CUstream `stream` (0: none to wait for). Asynchronous, device to device, no host copy. */
+pg_status pg_array_copy_from_device(pg_array *a, uint64_t src, size_t bytes, uint64_t stream);
+
 /* Zero-copy host access to the whole array: *ptr stays valid until the matching unmap.
  * PG_ACCESS_IN waits for the last writer; OUT/INOUT also wait for readers, and make the host
  * copy the only valid one. Kernels that conflict with a mapped array are held back (not

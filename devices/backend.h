@@ -11,7 +11,7 @@
 
 typedef struct pg__backend pg__backend; /* backend-private state */
 typedef struct pg__bstream pg__bstream; /* an in-order queue of work on one device */
-typedef struct pg__bevent pg__bevent;   /* a point in a stream; completes when work before it does */
+typedef struct pg__bevent pg__bevent; /* a point in a stream; completes when work before it does */
 
 /* Start/end of one operation, in nanoseconds since the backend was opened. The core owns the
  * struct; the backend fills it (possibly after the call returns, until the event after the
@@ -24,15 +24,15 @@ typedef struct pg__timing {
 /* A kernel to build: the core has parsed its parameters already. */
 typedef struct pg__kernel_src {
     const char *source;
-    const char *name;      /* function name or C++ name expression */
-    const char *options;   /* space-separated compiler options, may be NULL */
+    const char *name;    /* function name or C++ name expression */
+    const char *options; /* space-separated compiler options, may be NULL */
     const pg_param_info *params;
     int nparams;
     const char *cache_dir; /* on-disk cache folder, may be NULL (no cache) */
 } pg__kernel_src;
 
 typedef struct pg__backend_ops {
-    const char *name; /* "host" or "cuda" */
+    const char *name;              /* "host" or "cuda" */
     void (*close)(pg__backend *b); /* all work finished; frees everything */
     pg_status (*device_info)(pg__backend *b, int dev, pg_device_info *out);
 
@@ -74,6 +74,13 @@ typedef struct pg__backend_ops {
     /* Release what the backend put in t->priv (may be called before completion only at close). */
     void (*timing_release)(pg__backend *b, pg__timing *t);
     int wants_timing_events; /* 1 if timing costs something (CUDA): core asks only when tracing */
+
+    /* Interoperation with other CUDA libraries (NULL where the backend has no such thing):
+     * the native handle of s (a CUstream); make s wait for all work enqueued so far on a
+     * foreign native stream; which of this backend's devices holds a foreign device address. */
+    uint64_t (*stream_handle)(pg__backend *b, pg__bstream *s);
+    pg_status (*stream_wait_foreign)(pg__backend *b, pg__bstream *s, uint64_t foreign);
+    pg_status (*pointer_device)(pg__backend *b, uint64_t ptr, int *dev);
 } pg__backend_ops;
 
 /* Open a backend. spec is the part after "host:" / "cuda:" (may be ""). enable_timing asks the

@@ -358,6 +358,48 @@ static void close_backend(pg__backend *b) {
     free(b);
 }
 
+static uint64_t stream_handle(pg__backend *b, pg__bstream *s) {
+    (void)b;
+    return (uint64_t)(uintptr_t)s->s;
+}
+
+/* An event recorded on the foreign stream, waited for by ours: no host synchronization. The
+ * event can go back to the free list at once: the wait captured its state. */
+static pg_status stream_wait_foreign(pg__backend *b, pg__bstream *s, uint64_t foreign) {
+    pg__bevent *e = NULL;
+    pg_status st = use(b, s->dev);
+    if (!st)
+        st = event_get(b, s->dev, &e);
+    if (st)
+        return st;
+    CUresult r = b->cu->cuEventRecord(e->e, (CUstream)(uintptr_t)foreign);
+    if (!r)
+        r = b->cu->cuStreamWaitEvent(s->s, e->e, 0);
+    event_free(b, e);
+    if (r)
+        return (pg_status)pg__cu_error(b->cu, r, "waiting for a foreign CUDA stream");
+    return PG_OK;
+}
+
+static pg_status pointer_device(pg__backend *b, uint64_t ptr, int *dev) {
+    int ordinal = -1;
+    CUresult r = b->cu->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                              (CUdeviceptr)ptr);
+    if (r)
+        return pg__error(PG_ERROR_ARGUMENT, "address %#llx is not CUDA device memory",
+                         (unsigned long long)ptr);
+    for (int i = 0; i < b->n; i++) {
+        CUdevice d;
+        if (b->cu->cuDeviceGet(&d, ordinal) == 0 && d == b->d[i].dev) {
+            *dev = i;
+            return PG_OK;
+        }
+    }
+    return pg__error(PG_ERROR_ARGUMENT,
+                     "address %#llx is on GPU %d, which this runtime does not use (devices=...)",
+                     (unsigned long long)ptr, ordinal);
+}
+
 static const pg__backend_ops ops = {
     .name = "cuda",
     .close = close_backend,
@@ -382,6 +424,9 @@ static const pg__backend_ops ops = {
     .timing_resolve = timing_resolve,
     .timing_release = timing_release,
     .wants_timing_events = 1,
+    .stream_handle = stream_handle,
+    .stream_wait_foreign = stream_wait_foreign,
+    .pointer_device = pointer_device,
 };
 
 /* "" = every GPU, "0,2" = those ordinals. */

@@ -29,6 +29,15 @@ int main(void) {
         int n;
         REQUIRE_OK(pg_runtime_devices(rt, &info, 1, &n));
         CHECK(n == 1 && info.kind == PG_DEVICE_CPU);
+        /* Device addresses are a GPU thing, said so. */
+        int64_t len = 4;
+        pg_array *x;
+        void *p;
+        uint64_t s;
+        REQUIRE_OK(pg_array_new(rt, PG_FLOAT32, 1, &len, &x));
+        CHECK_STATUS(pg_array_device_pointer(x, 0, PG_ACCESS_IN, &p, &s), PG_ERROR_UNSUPPORTED);
+        CHECK(strstr(pg_last_error(), "GPU") != NULL);
+        CHECK_STATUS(pg_array_copy_from_device(x, 0x1000, 16, 0), PG_ERROR_UNSUPPORTED);
         CHECK_OK(pg_runtime_free(rt));
         CHECK_DONE();
     }
@@ -90,6 +99,37 @@ int main(void) {
         bad_count += h[i] != (float)i + 1.0f;
     CHECK(bad_count == 0);
     free(h);
+
+    /* Device addresses for other CUDA libraries: b's value handed over on the GPU, copied from
+     * there into a fresh array, device to device, with no host copy in between. */
+    {
+        REQUIRE_OK(pg_runtime_sync(rt));
+        pg_stats s0, s1;
+        REQUIRE_OK(pg_runtime_stats(rt, &s0));
+        void *pb;
+        uint64_t stream = 0;
+        REQUIRE_OK(pg_array_device_pointer(b, ndev - 1, PG_ACCESS_IN, &pb, &stream));
+        CHECK(pb != NULL && stream != 0);
+        pg_array *c = test_array(rt, N);
+        REQUIRE_OK(pg_array_copy_from_device(c, (uint64_t)(uintptr_t)pb, sizeof(float) * (size_t)N,
+                                             stream));
+        REQUIRE_OK(pg_runtime_stats(rt, &s1));
+        uint64_t to_host = 0;
+        for (int d = 1; d <= ndev; d++)
+            to_host += s1.link_bytes[d][0] - s0.link_bytes[d][0];
+        CHECK(to_host == 0); /* no trip through the host */
+        REQUIRE_OK(pg_array_read(c, 5, 2, v));
+        CHECK(v[0] == 6.0f && v[1] == 7.0f);
+        CHECK_STATUS(pg_array_copy_from_device(c, (uint64_t)(uintptr_t)pb, 12, 0),
+                     PG_ERROR_ARGUMENT);
+        CHECK_STATUS(pg_array_device_pointer(c, ndev, PG_ACCESS_IN, &pb, &stream),
+                     PG_ERROR_ARGUMENT);
+        int host_var = 0;
+        CHECK_STATUS(pg_array_copy_from_device(c, (uint64_t)(uintptr_t)&host_var,
+                                               sizeof(float) * (size_t)N, 0),
+                     PG_ERROR_ARGUMENT);
+        CHECK(strstr(pg_last_error(), "not CUDA device memory") != NULL);
+    }
 
     /* A trace with GPU timings. */
     REQUIRE_OK(pg_runtime_sync(rt));

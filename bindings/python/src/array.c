@@ -281,7 +281,18 @@ static PyMethodDef array_methods[] = {
     {"__exit__", (PyCFunction)array_exit, METH_VARARGS, "Free the array."},
     {NULL, NULL, 0, NULL}};
 
+static PyObject *get_cuda_interface(pgpy_array *a, void *closure) {
+    (void)closure;
+    return pgpy_array_cuda_interface(a);
+}
+
 static PyGetSetDef array_getset[] = {
+    {"__cuda_array_interface__", (getter)get_cuda_interface, NULL,
+     "The CUDA Array Interface (version 3) on GPU devices, for CuPy, PyTorch and Numba:\n"
+     "cupy.asarray(a) uses the array in place on the GPU that holds it, after the stream\n"
+     "given here. Taking it counts as a write (the other library may write), so the GPU\n"
+     "copy becomes the only valid one. Absent (AttributeError) on CPU devices.",
+     NULL},
     {"shape", (getter)get_shape, NULL, "The shape as a tuple of ints (row-major).", NULL},
     {"dtype", (getter)get_dtype, NULL,
      "The element type: a numpy.dtype when NumPy is installed, else its name.", NULL},

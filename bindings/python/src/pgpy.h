@@ -117,6 +117,12 @@ extern PyBufferProcs pgpy_array_as_buffer;
 extern PyTypeObject pgpy_hostview_type;
 PyObject *pgpy_hostview_new(pgpy_array *a, int writable);
 
+/* cuda_interface.c: __cuda_array_interface__ of an array (AttributeError on CPU devices), and
+ * rt.asarray() of an object that has one: 1 and *out set if it did, 0 if obj has none, -1 on
+ * error. */
+PyObject *pgpy_array_cuda_interface(pgpy_array *a);
+int pgpy_asarray_cuda(pgpy_runtime *rt, PyObject *obj, PyObject *dtype, PyObject **out);
+
 /* kernel.c */
 PyObject *pgpy_kernel_wrap(pgpy_runtime *rt, pg_kernel *h, PyObject *name);
 

@@ -188,6 +188,10 @@ static PyObject *runtime_asarray(PyObject *self, PyObject *args, PyObject *kwarg
         return NULL;
     if (check_open(rt) < 0)
         return NULL;
+    PyObject *gpu = NULL;
+    int rc = pgpy_asarray_cuda(rt, obj, dtype, &gpu); /* CuPy, PyTorch...: device to device */
+    if (rc != 0)
+        return rc > 0 ? gpu : NULL;
     pg_dtype t;
     int ndim;
     int64_t dims[PG_MAX_DIMS];

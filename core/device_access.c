@@ -1,0 +1,68 @@
+/* device_access.c: handing arrays to and from other CUDA libraries (CuPy, PyTorch, Numba via
+ * __cuda_array_interface__) without a trip through the host. */
+#include "core/internal.h"
+
+static pg__array *lock_array(pg_array *h, const char *fn) {
+    pg__array *a = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_ARRAY);
+    if (!a) {
+        pg__error(PG_ERROR_STATE, "%s: the array handle is invalid or was already freed", fn);
+        return NULL;
+    }
+    pthread_mutex_lock(&a->rt->mu);
+    return a;
+}
+
+static pg_status need_gpus(pg__runtime *rt, const char *fn) {
+    if (!rt->ops->stream_handle || !rt->ops->stream_wait_foreign || !rt->ops->pointer_device)
+        return pg__error(PG_ERROR_UNSUPPORTED,
+                         "%s: device addresses are for GPU devices; this runtime has %s devices",
+                         fn, rt->ops->name);
+    return PG_OK;
+}
+
+pg_status pg_array_device_pointer(pg_array *h, int device, pg_access access, void **ptr,
+                                  uint64_t *stream) {
+    pg__error_clear();
+    if (!ptr || !stream)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_array_device_pointer: ptr and stream must not be NULL");
+    if (access != PG_ACCESS_IN && access != PG_ACCESS_OUT && access != PG_ACCESS_INOUT)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_array_device_pointer: access %d is not in, out or inout", (int)access);
+    pg__array *a = lock_array(h, "pg_array_device_pointer");
+    if (!a)
+        return PG_ERROR_STATE;
+    pg__runtime *rt = a->rt;
+    pg_status st = need_gpus(rt, "pg_array_device_pointer");
+    if (!st && (device < 0 || device >= rt->ndev))
+        st = pg__error(PG_ERROR_ARGUMENT, "pg_array_device_pointer: device %d is not 0..%d", device,
+                       rt->ndev - 1);
+    if (!st)
+        st = pg__exec_device_access(rt, a, device, access, 0, 0, 0, ptr, stream);
+    pthread_mutex_unlock(&rt->mu);
+    return st;
+}
+
+pg_status pg_array_copy_from_device(pg_array *h, uint64_t src, size_t bytes, uint64_t stream) {
+    pg__error_clear();
+    if (!src)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_array_copy_from_device: src is NULL");
+    pg__array *a = lock_array(h, "pg_array_copy_from_device");
+    if (!a)
+        return PG_ERROR_STATE;
+    pg__runtime *rt = a->rt;
+    pg_status st = need_gpus(rt, "pg_array_copy_from_device");
+    if (!st && bytes != a->nbytes)
+        st = pg__error(PG_ERROR_ARGUMENT,
+                       "pg_array_copy_from_device: %zu bytes given, the array holds %llu", bytes,
+                       (unsigned long long)a->nbytes);
+    int dev = 0;
+    if (!st)
+        st = rt->ops->pointer_device(rt->b, src, &dev);
+    void *ptr;
+    uint64_t s;
+    if (!st)
+        st = pg__exec_device_access(rt, a, dev, PG_ACCESS_OUT, src, bytes, stream, &ptr, &s);
+    pthread_mutex_unlock(&rt->mu);
+    return st;
+}
