@@ -39,7 +39,7 @@ pg_status pg__stream_get_new(pg__runtime *rt, int dev, pg__stream **out) {
  * stream of every device at each launch, and each question to a GPU costs ~1.4 us (H100,
  * cuEventQuery), more than the rest of the submit path. A stream that finished within this
  * window counts as busy: a heuristic's input, never a correctness one. */
-#define BUSY_PROBE_NS 20000u
+#define BUSY_PROBE_NS 100000u
 
 int pg__stream_busy(pg__runtime *rt, pg__stream *s) {
     if (!s->last)

@@ -382,10 +382,13 @@ static pg_status stream_wait_foreign(pg__backend *b, pg__bstream *s, uint64_t fo
 }
 
 static pg_status pointer_device(pg__backend *b, uint64_t ptr, int *dev) {
+    /* The plural call answers "not CUDA memory" with defaults instead of an API error. */
+    unsigned type = 0;
     int ordinal = -1;
-    CUresult r = b->cu->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                              (CUdeviceptr)ptr);
-    if (r)
+    int attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void *data[2] = {&type, &ordinal};
+    CUresult r = b->cu->cuPointerGetAttributes(2, attrs, data, (CUdeviceptr)ptr);
+    if (r || (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) || ordinal < 0)
         return pg__error(PG_ERROR_ARGUMENT, "address %#llx is not CUDA device memory",
                          (unsigned long long)ptr);
     for (int i = 0; i < b->n; i++) {

@@ -45,7 +45,10 @@ enum {
     CU_MEM_LOCATION_TYPE_DEVICE = 1,
     CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    CU_MEMORYTYPE_DEVICE = 2,
+    CU_MEMORYTYPE_UNIFIED = 4,
 };
 
 /* X(return-less name, symbol, parameter list) for every entry point used. */
@@ -71,7 +74,8 @@ enum {
     X(cuStreamCreate, "cuStreamCreate", (CUstream * s, unsigned flags))                            \
     X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream s))                                         \
     X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream s))                                    \
-    X(cuPointerGetAttribute, "cuPointerGetAttribute", (void *data, int attr, CUdeviceptr p))       \
+    X(cuPointerGetAttributes, "cuPointerGetAttributes",                                            \
+      (unsigned n, int *attrs, void **data, CUdeviceptr p))                                        \
     X(cuStreamWaitEvent, "cuStreamWaitEvent", (CUstream s, CUevent e, unsigned flags))             \
     X(cuEventCreate, "cuEventCreate", (CUevent * e, unsigned flags))                               \
     X(cuEventDestroy, "cuEventDestroy_v2", (CUevent e))                                            \
