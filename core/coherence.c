@@ -44,11 +44,11 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
     pg__comp *cc = st ? NULL : pg__comp_new(rt, PG__COPY);
     if (!st && !cc)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (!st && !(cc->args = malloc(sizeof *cc->args)))
-        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st)
+        cc->args = cc->args_in;
     pg__comp *producer = a->ready[src];
-    if (!st && producer && !(cc->parents = malloc(sizeof *cc->parents)))
-        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st && producer)
+        cc->parents = cc->parents_in;
     if (st) {
         if (cc)
             pg__comp_unref(rt, cc);

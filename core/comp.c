@@ -4,10 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Enough to cover the computations in flight in a steady stream of launches. */
+#define POOL_MAX 1024
+
 pg__comp *pg__comp_new(pg__runtime *rt, pg__comp_kind kind) {
-    pg__comp *c = calloc(1, sizeof *c);
-    if (!c)
+    pg__comp *c = rt->comp_pool;
+    if (c) {
+        rt->comp_pool = c->next;
+        rt->comp_pool_n--;
+        memset(c, 0, sizeof *c);
+    } else if (!(c = calloc(1, sizeof *c))) {
         return NULL;
+    }
     c->id = ++rt->next_comp_id;
     c->refs = 1;
     c->kind = kind;
@@ -24,19 +32,20 @@ void pg__comp_ref(pg__comp *c) {
 static void release_work(pg__runtime *rt, pg__comp *c) {
     for (int i = 0; i < c->nargs; i++)
         pg__array_unref(c->args[i].array);
-    free(c->args);
+    if (c->args != c->args_in)
+        free(c->args);
     c->args = NULL;
     c->nargs = 0;
     for (int i = 0; i < c->nparents; i++)
         pg__comp_unref(rt, c->parents[i]);
-    free(c->parents);
-    c->parents = NULL;
-    c->nparents = 0;
+    pg__comp_parents_clear(c);
     if (c->kernel)
         pg__kernel_unref(c->kernel);
     c->kernel = NULL;
-    free(c->slots);
-    free(c->slot_arg);
+    if (c->slots != c->slots_in)
+        free(c->slots);
+    if (c->slot_arg != c->slot_arg_in)
+        free(c->slot_arg);
     c->slots = NULL;
     c->slot_arg = NULL;
 }
@@ -49,7 +58,29 @@ void pg__comp_unref(pg__runtime *rt, pg__comp *c) {
         rt->ops->timing_release(rt->b, &c->timing);
     if (c->event)
         rt->ops->event_free(rt->b, c->event);
-    free(c);
+    if (rt->comp_pool_n < POOL_MAX) {
+        c->next = rt->comp_pool;
+        rt->comp_pool = c;
+        rt->comp_pool_n++;
+    } else {
+        free(c);
+    }
+}
+
+void pg__comp_parents_clear(pg__comp *c) {
+    if (c->parents != c->parents_in)
+        free(c->parents);
+    c->parents = NULL;
+    c->nparents = 0;
+}
+
+void pg__comp_pool_free(pg__runtime *rt) {
+    while (rt->comp_pool) {
+        pg__comp *c = rt->comp_pool;
+        rt->comp_pool = c->next;
+        free(c);
+    }
+    rt->comp_pool_n = 0;
 }
 
 void pg__comp_set(pg__runtime *rt, pg__comp **slot, pg__comp *c) {

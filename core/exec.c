@@ -175,9 +175,7 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c) {
     /* Parents were needed only to order this launch. */
     for (int i = 0; i < c->nparents; i++)
         pg__comp_unref(rt, c->parents[i]);
-    free(c->parents);
-    c->parents = NULL;
-    c->nparents = 0;
+    pg__comp_parents_clear(c);
     return PG_OK;
 }
 
@@ -198,7 +196,8 @@ pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
      * device, which costs more than the rest of a launch. */
     if ((++rt->submits & 15) == 0)
         pg__exec_sweep(rt, 64);
-    pg_status st = pg__dag_parents(rt, c->args, c->nargs, &c->parents, &c->nparents);
+    pg_status st = pg__dag_parents(rt, c->args, c->nargs, &c->parents, &c->nparents, c->parents_in,
+                                   PG__INLINE);
     if (st)
         return st;
     c->blocker = find_blocker(c);
@@ -280,7 +279,7 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     pg__carg arg = {a, access};
     pg__comp **ps = NULL;
     int n = 0;
-    pg_status st = pg__dag_parents(rt, &arg, 1, &ps, &n);
+    pg_status st = pg__dag_parents(rt, &arg, 1, &ps, &n, NULL, 0);
     for (int i = 0; !st && i < n; i++) {
         pg__comp *b = ps[i] == old ? NULL : self_blocker(ps[i]);
         if (b)
@@ -289,8 +288,8 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     pg__comp *c = st ? NULL : pg__comp_new(rt, write ? PG__HOST_WRITE : PG__HOST_READ);
     if (!st && !c)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (!st && !(c->args = malloc(sizeof *c->args)))
-        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st)
+        c->args = c->args_in;
     void *host = NULL;
     if (!st)
         st = pg__array_buffer(a, 0, NULL, &host);
@@ -391,7 +390,7 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
     pg__carg arg = {a, access};
     pg__comp **ps = NULL;
     int n = 0;
-    pg_status st = pg__dag_parents(rt, &arg, 1, &ps, &n);
+    pg_status st = pg__dag_parents(rt, &arg, 1, &ps, &n, NULL, 0);
     if (st)
         return st;
     /* Parents held back behind another array's mapping: wait for them to be issued. */
@@ -401,8 +400,8 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
     pg__comp *c = st ? NULL : pg__comp_new(rt, write ? PG__HOST_WRITE : PG__HOST_READ);
     if (!st && !c)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (!st && !(c->args = malloc(sizeof *c->args)))
-        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st)
+        c->args = c->args_in;
     pg__stream *s = NULL;
     void *buf = NULL;
     if (!st)
@@ -453,9 +452,7 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
         pg__comp_set(rt, &a->ready[PG__LOC(dev)], c);
     for (int i = 0; i < c->nparents; i++)
         pg__comp_unref(rt, c->parents[i]);
-    free(c->parents);
-    c->parents = NULL;
-    c->nparents = 0;
+    pg__comp_parents_clear(c);
     *ptr = buf;
     *stream = rt->ops->stream_handle(rt->b, s->b);
     pg__comp_unref(rt, c); /* the in-flight list and the array's history keep it */

@@ -45,6 +45,10 @@ typedef struct pg__carg {
     pg_access access; /* union of the accesses of every parameter bound to this array */
 } pg__carg;
 
+/* Launches with at most this many arguments (and parents) use storage inside the computation:
+ * no heap allocation per launch on the hot path. */
+#define PG__INLINE 8
+
 struct pg__comp {
     uint64_t id;
     int refs;
@@ -74,8 +78,17 @@ struct pg__comp {
     int copy_src, copy_dst; /* locations */
     uint64_t copy_bytes;
     int recorded;   /* in the DAG and the arrays' histories already */
-    pg__comp *next; /* in-flight or pending list */
+    pg__comp *next; /* in-flight or pending list; the runtime's free pool */
+    pg__carg args_in[PG__INLINE];
+    uint64_t slots_in[PG__INLINE];
+    int8_t slot_arg_in[PG__INLINE];
+    pg__comp *parents_in[PG__INLINE];
 };
+
+/* Drop c's parent list (the references must already be released). */
+void pg__comp_parents_clear(pg__comp *c);
+/* Free the pool of finished computations (runtime teardown). */
+void pg__comp_pool_free(pg__runtime *rt);
 
 /* ---- arrays */
 struct pg__array {
@@ -195,7 +208,9 @@ struct pg__runtime {
     pg__interconnect ic;
     pg__policy policy;
     uint64_t next_comp_id, next_array_id, submissions;
-    uint64_t submits; /* kernel submissions, for the periodic sweep */
+    uint64_t submits;
+    pg__comp *comp_pool; /* finished computations kept for reuse */
+    int comp_pool_n;     /* kernel submissions, for the periodic sweep */
     pg__comp *inflight_head, *inflight_tail;
     pg__comp *pending_head, *pending_tail;
     pg_stats stats;
@@ -277,10 +292,10 @@ pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp *
 
 /* ---- dag (dag/) */
 /* Parents of a computation using (array, access) pairs, from each array's history. *out is
- * malloc'ed; finished computations are included (they are edges of the DAG) and flagged by
- * pg__comp_done when waited on. */
-pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__comp ***out,
-                          int *n);
+ * inline_buf when they fit there (may be NULL, 0), else malloc'ed; finished computations are
+ * included (they are edges of the DAG) and flagged by pg__comp_done when waited on. */
+pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__comp ***out, int *n,
+                          pg__comp **inline_buf, int inline_cap);
 /* Record c in each array's history (after c was accepted). */
 pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c);
 void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array freed) */

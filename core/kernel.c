@@ -254,9 +254,15 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
     }
     if (nargs && !args)
         return pg__error(PG_ERROR_ARGUMENT, "kernel '%s': args is NULL", k->name);
-    c->slots = calloc((size_t)nargs + 1, sizeof *c->slots);
-    c->slot_arg = calloc((size_t)nargs + 1, sizeof *c->slot_arg);
-    c->args = calloc((size_t)nargs + 1, sizeof *c->args);
+    if (nargs + 1 <= PG__INLINE) { /* zeroed with the computation */
+        c->slots = c->slots_in;
+        c->slot_arg = c->slot_arg_in;
+        c->args = c->args_in;
+    } else {
+        c->slots = calloc((size_t)nargs + 1, sizeof *c->slots);
+        c->slot_arg = calloc((size_t)nargs + 1, sizeof *c->slot_arg);
+        c->args = calloc((size_t)nargs + 1, sizeof *c->args);
+    }
     if (!c->slots || !c->slot_arg || !c->args)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     c->nslots = nargs;

@@ -31,6 +31,7 @@ static void destroy(pg__runtime *rt) {
         rt->ops->close(rt->b);
     }
     pg__dag_records_free(rt);
+    pg__comp_pool_free(rt);
     pg__policy_close(&rt->policy);
     free(rt->arrays);
     free(rt->kernels);

@@ -17,14 +17,14 @@ static int add_unique(pg__comp **list, int n, pg__comp *c) {
     return n + 1;
 }
 
-pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__comp ***out,
-                          int *n) {
+pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__comp ***out, int *n,
+                          pg__comp **inline_buf, int inline_cap) {
     (void)rt;
     int cap = 0;
     for (int i = 0; i < nargs; i++)
         cap += 1 + ((args[i].access & PG_ACCESS_OUT) ? args[i].array->nreaders : 0);
-    pg__comp **list = cap ? malloc((size_t)cap * sizeof *list) : NULL;
-    if (cap && !list)
+    pg__comp **list = cap <= inline_cap ? inline_buf : malloc((size_t)cap * sizeof *list);
+    if (cap > inline_cap && !list)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     int k = 0;
     for (int i = 0; i < nargs; i++) {
