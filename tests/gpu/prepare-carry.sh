@@ -18,4 +18,9 @@ cp /usr/share/java/junit-platform-console-standalone.jar .carry/java/junit.jar
 cp build/bindings/java/polygpu-bundle.jar build/bindings/java/polygpu-tests.jar \
   build/bindings/java/polygpu-quickstart.jar .carry/java/
 git rev-parse HEAD > .carry/java/commit
+# The committed tree alone (what others are editing stays here): run it with
+#   mkdir /tmp/src && tar xf .carry/src.tar -C /tmp/src && cp -r .carry /tmp/src/ &&
+#   cd /tmp/src && tests/gpu/run.sh
+git archive HEAD -o .carry/src.tar
+git rev-parse HEAD > .carry/commit
 du -sh .carry

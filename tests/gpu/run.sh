@@ -15,7 +15,7 @@ step() { echo "== $* ($(date +%T))"; }
 fail() { echo "FAILED: $*" | tee -a "$OUT/failures.txt"; status=1; }
 
 step "GPUs"; nvidia-smi -L | tee "$OUT/gpus.txt"
-git rev-parse HEAD 2>/dev/null >"$OUT/commit.txt" || true
+git rev-parse HEAD 2>/dev/null >"$OUT/commit.txt" || cp .carry/commit "$OUT/commit.txt" 2>/dev/null || true
 
 LUA_FLAGS=()
 if ls .carry/lua/*.deb >/dev/null 2>&1; then
