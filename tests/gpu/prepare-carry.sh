@@ -15,8 +15,9 @@ if [ ! -x .carry/java/jre/bin/java ]; then
 fi
 cp /usr/share/java/junit-platform-console-standalone.jar .carry/java/junit.jar
 # The bundled jar carries libpolygpu and the JNI library built here from this same commit.
-cp build/bindings/java/polygpu-bundle.jar build/bindings/java/polygpu-tests.jar \
-  build/bindings/java/polygpu-quickstart.jar .carry/java/
+B=${BUILD:-build}  # a build of the committed tree
+cp $B/bindings/java/polygpu-bundle.jar $B/bindings/java/polygpu-tests.jar \
+  $B/bindings/java/polygpu-quickstart.jar .carry/java/
 git rev-parse HEAD > .carry/java/commit
 # The committed tree alone (what others are editing stays here): run it with
 #   mkdir /tmp/src && tar xf .carry/src.tar -C /tmp/src && cp -r .carry /tmp/src/ &&
