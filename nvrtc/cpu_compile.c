@@ -2,6 +2,8 @@
  * the generated entry point, the on-disk cache, dlopen. */
 #include "nvrtc/cpu_compile.h"
 #include "core/error.h"
+#include "nvrtc/cpu_features.h"
+#include "nvrtc/cpu_rewrite.h"
 #include "nvrtc/kernel_cache.h"
 #include "nvrtc/signature.h"
 
@@ -19,8 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-_Static_assert(sizeof(pg__cpu_launch) == 32 && offsetof(pg__cpu_launch, shared_mem) == 24,
-               "pg__cpu_launch must match its C++ twin in cpu_prelude.c");
+_Static_assert(sizeof(pg__cpu_launch) == 40 && offsetof(pg__cpu_launch, shared_mem) == 24 &&
+                   offsetof(pg__cpu_launch, fiber_memory) == 32,
+               "pg__cpu_launch must match its C++ twin in cpu_prelude_block.c");
+_Static_assert(sizeof(pg__cpu_fibers) == 32 && offsetof(pg__cpu_fibers, extra) == 24,
+               "pg__cpu_fibers must match its C++ twin in cpu_prelude_block.c");
 
 struct pg__cpu_module {
     void *handle;
@@ -266,53 +271,6 @@ static pg_status translate_options(const char *options, strv *out) {
 
 /* ------------------------------------------------------------------ checks on the source */
 
-typedef struct feature {
-    const char *name;
-    int prefix; /* also every identifier that starts with it */
-} feature;
-
-/* Block- and warp-level features: they need the threads of a block to run together. */
-static const feature unsupported[] = {{"__shared__", 0},
-                                      {"__syncthreads", 1},
-                                      {"__syncwarp", 0},
-                                      {"__shfl", 1},
-                                      {"__ballot_sync", 0},
-                                      {"__ballot", 0},
-                                      {"__any_sync", 0},
-                                      {"__all_sync", 0},
-                                      {"__any", 0},
-                                      {"__all", 0},
-                                      {"__activemask", 0},
-                                      {"__threadfence", 1},
-                                      {"__match_any_sync", 0},
-                                      {"__match_all_sync", 0},
-                                      {"__reduce_", 1},
-                                      {NULL, 0}};
-
-static pg_status check_features(const char *stripped, const char *name) {
-    int line = 1;
-    for (const char *p = stripped; *p; p++) {
-        if (*p == '\n')
-            line++;
-        if (!(isalpha((unsigned char)*p) || *p == '_') ||
-            (p > stripped && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
-            continue;
-        size_t n = 1;
-        while (isalnum((unsigned char)p[n]) || p[n] == '_')
-            n++;
-        for (const feature *f = unsupported; f->name; f++) {
-            size_t fn = strlen(f->name);
-            if ((n == fn || (f->prefix && n > fn)) && strncmp(p, f->name, fn) == 0)
-                return pg__error(PG_ERROR_UNSUPPORTED,
-                                 "kernel '%s' uses %.*s (line %d of its source), which is not "
-                                 "supported on CPU devices yet",
-                                 name, (int)n, p, line);
-        }
-        p += n - 1;
-    }
-    return PG_OK;
-}
-
 /* The name is pasted into generated C++: allow a (qualified, templated) name and nothing that
  * could end the statement around it. */
 static int name_is_safe(const char *name) {
@@ -487,13 +445,16 @@ static pg_status compiler_version(const char *cxx, char **out) {
 
 /* ------------------------------------------------------------------ the translation unit */
 
-static char *translation_unit(const pg__kernel_src *src, uint64_t key_check) {
+/* source: the kernel's, rewritten (nvrtc/cpu_rewrite.c). blocks: the kernel runs its blocks
+ * cooperatively (nvrtc/cpu_features.c). */
+static char *translation_unit(const pg__kernel_src *src, const char *source, int blocks,
+                              uint64_t key_check) {
     sbuf b = {0};
-    sb_add(&b, "%s", pg__cpu_prelude);
+    sb_add(&b, "%s%s", pg__cpu_prelude, pg__cpu_prelude_block);
     /* Defined only when used: libstdc++ headers spell __attribute__((__noinline__)). */
-    if (strstr(src->source, "__noinline__"))
+    if (strstr(source, "__noinline__"))
         sb_add(&b, "#define __noinline__ __attribute__((noinline))\n");
-    sb_add(&b, "#line 1 \"kernel.cu\"\n%s\n", src->source);
+    sb_add(&b, "#line 1 \"kernel.cu\"\n%s\n", source);
     sb_add(&b, "#line 1 \"polygpu-entry.cpp\"\n");
     sb_add(&b,
            "extern \"C\" __attribute__((visibility(\"default\"))) const unsigned long long "
@@ -508,7 +469,8 @@ static char *translation_unit(const pg__kernel_src *src, uint64_t key_check) {
         else
             sb_add(&b, "    %s p%d = *(%s *)params[%d];\n", t, i, t, i);
     }
-    sb_add(&b, "    pg__cpu_run(l, begin, end, [&]() { %s(", src->name);
+    sb_add(&b, "    %s(l, begin, end, [&]() { %s(", blocks ? "pg__cpu_run_blocks" : "pg__cpu_run",
+           src->name);
     for (int i = 0; i < src->nparams; i++)
         sb_add(&b, "%sp%d", i ? ", " : "", i);
     sb_add(&b, "); });\n}\n");
@@ -583,15 +545,20 @@ static void log_head(const char *log, char *out, size_t outn) {
 
 /* ------------------------------------------------------------------ compile */
 
-static void build_key(const pg__kernel_src *src, const char *cxx, const char *version,
+static void build_key(const pg__kernel_src *src, const char *cxx, const char *version, int blocks,
                       pg__kcache_key *k) {
     char buf[64];
     pg__kcache_key_init(k);
-    pg__kcache_key_add(k, "format", "polygpu-cpu-kernel 1");
+    pg__kcache_key_add(k, "format", "polygpu-cpu-kernel 2");
     pg__kcache_key_add(k, "prelude", pg__cpu_prelude_version);
     snprintf(buf, sizeof buf, "%016llx",
              (unsigned long long)pg__kcache_hash(pg__cpu_prelude, strlen(pg__cpu_prelude)));
     pg__kcache_key_add(k, "prelude-hash", buf);
+    snprintf(
+        buf, sizeof buf, "%016llx",
+        (unsigned long long)pg__kcache_hash(pg__cpu_prelude_block, strlen(pg__cpu_prelude_block)));
+    pg__kcache_key_add(k, "prelude-block-hash", buf);
+    pg__kcache_key_add(k, "entry", blocks ? "blocks" : "plain");
     for (int i = 0; base_flags[i]; i++)
         pg__kcache_key_add(k, "flag", base_flags[i]);
     pg__kcache_key_add(k, "source", src->source);
@@ -633,6 +600,7 @@ static pg_status check_src(const pg__kernel_src *src, pg__cpu_module **out) {
 typedef struct build {
     strv argv;
     char *cxx, *version, *workdir, *cpp, *so, *log, *tu;
+    char *source;    /* the kernel's source, rewritten */
     int so_in_cache; /* so is a temporary file in the cache folder */
     pg__kcache_key key;
 } build;
@@ -655,6 +623,7 @@ static void build_free(build *b) {
     free(b->version);
     free(b->log);
     free(b->tu);
+    free(b->source);
     pg__kcache_key_free(&b->key);
 }
 
@@ -728,22 +697,24 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
     pg_status st = check_src(src, out);
     if (st)
         return st;
-    char *stripped = pg__signature_strip(src->source, 0);
-    if (!stripped)
-        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    st = check_features(stripped, src->name);
-    free(stripped);
+    st = pg__cpu_check_constructs(src->source, src->name);
     if (!st)
         st = pg__signature_find(src->source, src->name);
+    int blocks = 0;
+    if (!st && (blocks = pg__cpu_needs_block(src->source, src->name, src->options)) < 0)
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     strv opts = {0};
     if (!st)
         st = translate_options(src->options, &opts);
+    build b = {0};
+    if (!st)
+        st = pg__cpu_rewrite_shared(src->source, src->name, &b.source);
     if (st) {
         sv_free(&opts);
+        build_free(&b);
         return st;
     }
 
-    build b = {0};
     pg__cpu_module m = {0};
     char why[1024], no_cxx[512];
     const char *cache = src->cache_dir && *src->cache_dir ? src->cache_dir : NULL;
@@ -754,7 +725,7 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
         free(b.cxx);
         b.cxx = NULL;
     }
-    build_key(src, b.cxx, b.version, &b.key);
+    build_key(src, b.cxx, b.version, blocks, &b.key);
     if (b.key.failed) {
         sv_free(&opts);
         build_free(&b);
@@ -772,7 +743,7 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
         st = pg__error(PG_ERROR_DEVICE, "%s", no_cxx);
     if (!hit && !st) {
         uint64_t check = pg__kcache_check(b.key.text, b.key.len);
-        if (!(b.tu = translation_unit(src, check)))
+        if (!(b.tu = translation_unit(src, b.source, blocks, check)))
             st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         if (!st)
             st = run_compiler(src, &b, &opts);

@@ -5,9 +5,23 @@
 
 #include "devices/backend.h"
 
+/* Memory for a kernel whose blocks run as fibers, owned by the OS thread that asked for it.
+ * Stack i is [stacks + i * stride + stride - stack_bytes, stacks + (i + 1) * stride) and grows
+ * down; the bytes below it, when any, are a guard page. extra: 64-byte aligned. */
+typedef struct pg__cpu_fibers {
+    unsigned char *stacks;
+    size_t stride, stack_bytes;
+    unsigned char *extra;
+} pg__cpu_fibers;
+
 typedef struct pg__cpu_launch {
     pg_dim3 grid, block;
     size_t shared_mem;
+    /* Per-thread memory for block-level kernels (fiber stacks, control data, dynamic shared
+     * memory): nstacks stacks and extra_bytes more, kept by the calling thread for its next
+     * launch. 0 ok, -1 out of memory. NULL (kernels called directly): the kernel maps memory
+     * for each call. */
+    int (*fiber_memory)(uint32_t nstacks, size_t extra_bytes, pg__cpu_fibers *out);
 } pg__cpu_launch;
 
 /* Runs blocks [begin, end) of a launch (linear block index, x fastest) on the calling thread.
@@ -17,9 +31,11 @@ typedef void (*pg__cpu_entry)(const pg__cpu_launch *l, uint64_t begin, uint64_t 
 
 typedef struct pg__cpu_module pg__cpu_module;
 
-/* Compile src (host compiler from PG_CXX, CXX, c++, g++, clang++). Compile errors:
- * PG_ERROR_COMPILE with the full log in pg_last_error_log(); no compiler: PG_ERROR_DEVICE
- * naming what to install; block-level features: PG_ERROR_UNSUPPORTED naming the construct;
+/* Compile src (host compiler from PG_CXX, CXX, c++, g++, clang++). A kernel that reaches a
+ * barrier or a warp collective runs each block's threads as fibers on one OS thread; any other
+ * keeps a plain loop over threads. Compile errors: PG_ERROR_COMPILE with the full log in
+ * pg_last_error_log(); no compiler: PG_ERROR_DEVICE naming what to install; a construct CPU
+ * devices lack (inline PTX, half precision, textures...): PG_ERROR_UNSUPPORTED naming it;
  * a name the source does not define: PG_ERROR_NOT_FOUND; an option with no CPU meaning:
  * PG_ERROR_ARGUMENT. With src->cache_dir, builds are cached there (created if needed; if it
  * cannot be written the build is simply not cached): a hit runs no compiler, and when no
@@ -30,9 +46,11 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out);
 pg__cpu_entry pg__cpu_module_entry(const pg__cpu_module *m);
 void pg__cpu_module_free(pg__cpu_module *m);
 
-/* The device-language layer put before every kernel's source (nvrtc/cpu_prelude.c), and a version
- * string that changes with it (part of the cache key). */
+/* The device-language layer put before every kernel's source: the language (nvrtc/cpu_prelude.c),
+ * then blocks, barriers, warps and the launch loops (nvrtc/cpu_prelude_block.c); and a version
+ * string that changes with them (part of the cache key). */
 extern const char pg__cpu_prelude[];
+extern const char pg__cpu_prelude_block[];
 extern const char pg__cpu_prelude_version[];
 
 #endif

@@ -1,6 +1,7 @@
 /* host_stream.c: CPU-device streams (a worker thread per FIFO) and events (completion counts). */
 #include "devices/host/host_stream.h"
 #include "core/error.h"
+#include "devices/host/host_fibers.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +14,7 @@ typedef enum op_kind { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_WAIT } op_kind;
 typedef struct op {
     struct op *next;
     op_kind kind;
+    int cap; /* slots allocated */
     uint64_t seq;
     pg__timing *t;
     union {
@@ -41,6 +43,8 @@ struct pg__bstream {
     pthread_cond_t work; /* an op was queued, or stop */
     pthread_cond_t done; /* `completed` moved */
     op *head, *tail;
+    op *spare; /* finished ops of SPARE_SLOTS slots, reused: no malloc/free per launch */
+    int nspare;
     uint64_t enqueued;              /* seq of the last op queued (mu) */
     atomic_uint_fast64_t completed; /* seq of the last op finished; stored under mu, release */
     int stop;
@@ -64,9 +68,18 @@ static void stream_ref(pg__bstream *s) {
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
 }
 
+/* Ops with this many slots or fewer are recycled through the stream's spare list; at most
+ * SPARE_MAX are kept (a queue that ran far ahead of its worker gives the rest back). */
+enum { SPARE_SLOTS = 8, SPARE_MAX = 1024 };
+
 static void stream_unref(pg__bstream *s) {
     if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
+    while (s->spare) {
+        op *o = s->spare;
+        s->spare = o->next;
+        free(o);
+    }
     pthread_cond_destroy(&s->done);
     pthread_cond_destroy(&s->work);
     pthread_mutex_destroy(&s->mu);
@@ -128,25 +141,40 @@ static void *worker_main(void *arg) {
             s->tail = NULL;
         pthread_mutex_unlock(&s->mu);
         run(s, o);
+        if (o->kind == OP_WAIT)
+            stream_unref(o->u.wait.s);
         pthread_mutex_lock(&s->mu);
         atomic_store_explicit(&s->completed, o->seq, memory_order_release);
         pthread_cond_broadcast(&s->done);
-        pthread_mutex_unlock(&s->mu);
-        if (o->kind == OP_WAIT)
-            stream_unref(o->u.wait.s);
-        free(o);
-        pthread_mutex_lock(&s->mu);
+        if (o->cap == SPARE_SLOTS && s->nspare < SPARE_MAX) {
+            o->next = s->spare;
+            s->spare = o;
+            s->nspare++;
+        } else {
+            free(o);
+        }
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
-static op *op_new(op_kind kind, int nslots, pg__timing *t) {
-    op *o = calloc(1, sizeof *o + (size_t)nslots * sizeof(uint64_t));
+/* A cleared op with room for nslots parameters, returned with s->mu held (NULL, unlocked, when
+ * out of memory): fill it and pass it to enqueue. */
+static op *op_new(pg__bstream *s, op_kind kind, int nslots, pg__timing *t) {
+    int cap = nslots <= SPARE_SLOTS ? SPARE_SLOTS : nslots;
+    pthread_mutex_lock(&s->mu);
+    op *o = cap == SPARE_SLOTS ? s->spare : NULL;
     if (o) {
-        o->kind = kind;
-        o->t = t;
+        s->spare = o->next;
+        s->nspare--;
+        memset(o, 0, sizeof *o);
+    } else if (!(o = calloc(1, sizeof *o + (size_t)cap * sizeof(uint64_t)))) {
+        pthread_mutex_unlock(&s->mu);
+        return NULL;
     }
+    o->kind = kind;
+    o->cap = cap;
+    o->t = t;
     return o;
 }
 
@@ -154,8 +182,8 @@ static pg_status no_memory(void) {
     return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a CPU device operation");
 }
 
+/* Queues o, made by op_new (s->mu held), and releases s->mu. */
 static void enqueue(pg__bstream *s, op *o) {
-    pthread_mutex_lock(&s->mu);
     o->seq = ++s->enqueued;
     if (s->tail)
         s->tail->next = o;
@@ -212,13 +240,14 @@ pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
         return pg__error(PG_ERROR_INTERNAL,
                          "CPU launch with %d parameters (at most %d) or no function", nparams,
                          PG__MAX_PARAMS);
-    op *o = op_new(OP_LAUNCH, nparams, t);
+    op *o = op_new(s, OP_LAUNCH, nparams, t);
     if (!o)
         return no_memory();
     o->u.launch.fn = fn;
     o->u.launch.l.grid = grid;
     o->u.launch.l.block = block;
     o->u.launch.l.shared_mem = shared_mem;
+    o->u.launch.l.fiber_memory = pg__host_fiber_memory;
     o->u.launch.nblocks = (uint64_t)grid.x * grid.y * grid.z;
     o->u.launch.nparams = nparams;
     if (nparams)
@@ -229,7 +258,7 @@ pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
 
 pg_status pg__host_stream_copy(pg__bstream *s, void *dst, const void *src, size_t bytes,
                                pg__timing *t) {
-    op *o = op_new(OP_COPY, 0, t);
+    op *o = op_new(s, OP_COPY, 0, t);
     if (!o)
         return no_memory();
     o->u.copy.dst = dst;
@@ -240,7 +269,7 @@ pg_status pg__host_stream_copy(pg__bstream *s, void *dst, const void *src, size_
 }
 
 pg_status pg__host_stream_memset_zero(pg__bstream *s, void *p, size_t bytes) {
-    op *o = op_new(OP_MEMSET, 0, NULL);
+    op *o = op_new(s, OP_MEMSET, 0, NULL);
     if (!o)
         return no_memory();
     o->u.copy.dst = p;
@@ -253,10 +282,12 @@ pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e) {
     /* Same stream: order is already given. Finished: nothing to wait for. */
     if (e->s == s || reached(e->s, e->seq))
         return PG_OK;
-    op *o = op_new(OP_WAIT, 0, NULL);
-    if (!o)
-        return no_memory();
     stream_ref(e->s);
+    op *o = op_new(s, OP_WAIT, 0, NULL);
+    if (!o) {
+        stream_unref(e->s);
+        return no_memory();
+    }
     o->u.wait.s = e->s;
     o->u.wait.seq = e->seq;
     enqueue(s, o);
