@@ -206,6 +206,7 @@ struct pg__runtime {
     int ndev;
     pg__device dev[PG_MAX_DEVICES];
     pg__interconnect ic;
+    double policy_bw[PG__NLOC * PG__NLOC]; /* ic equalized for the policies (core/links.c) */
     pg__policy policy;
     uint64_t next_comp_id, next_array_id, submissions;
     uint64_t submits;

@@ -51,7 +51,25 @@ static pg_status measure_and_save(pg__runtime *rt, size_t bytes, int reps, const
     return save_atomic(&rt->ic, path);
 }
 
+/* Links measured within this fraction of each other are the same hardware to the policies: a
+ * quick measurement varies by a few percent between identical links, and without it the
+ * fastest-measured host link would win every computation whose inputs are on the host (all of
+ * them on one GPU). Real differences (PCIe against NVLink, a slower socket) are far larger. */
+#define POLICY_TIE 0.10
+
+static void policy_view_update(pg__runtime *rt) {
+    pg__interconnect_equalize(&rt->ic, POLICY_TIE, rt->policy_bw);
+}
+
+static pg_status load_links(pg__runtime *rt);
+
 pg_status pg__links_init(pg__runtime *rt) {
+    pg_status st = load_links(rt);
+    policy_view_update(rt);
+    return st;
+}
+
+static pg_status load_links(pg__runtime *rt) {
     int gpu = rt->dev[0].info.kind == PG_DEVICE_CUDA;
     /* Defaults until measured: PCIe-class host links; NVLink-class or shared-memory peers. */
     pg__interconnect_default(&rt->ic, rt->ndev, gpu ? 25.0 : 10.0, gpu ? 100.0 : 10.0);
@@ -133,6 +151,7 @@ pg_status pg_runtime_measure_interconnect(pg_runtime *h, size_t bytes, int reps,
     pg_status st = pg__exec_sync(rt);
     if (!st)
         st = measure_and_save(rt, bytes, reps, path[0] ? path : NULL);
+    policy_view_update(rt);
     pthread_mutex_unlock(&rt->mu);
     if (!st && saved_as && saved_cap)
         snprintf(saved_as, saved_cap, "%s", path);

@@ -49,6 +49,37 @@ void pg__interconnect_default(pg__interconnect *m, int ndevices, double host_gbp
     }
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void pg__interconnect_equalize(const pg__interconnect *m, double tol, double *out) {
+    int n = m->nloc, k = 0;
+    double v[PG__NLOC * PG__NLOC];
+    for (int i = 0; i < n * n; i++) {
+        out[i] = m->bw[i];
+        if (i / n != i % n)
+            v[k++] = m->bw[i];
+    }
+    qsort(v, (size_t)k, sizeof v[0], cmp_double);
+    /* Groups of sorted values no wider than tol from their smallest; each link takes its
+     * group's mean. */
+    for (int g = 0; g < k;) {
+        int e = g;
+        double sum = 0;
+        while (e < k && v[e] <= v[g] * (1 + tol)) {
+            sum += v[e];
+            e++;
+        }
+        double lo = v[g], hi = v[e - 1], mean = sum / (e - g);
+        for (int i = 0; i < n * n; i++)
+            if (i / n != i % n && m->bw[i] >= lo && m->bw[i] <= hi)
+                out[i] = mean;
+        g = e;
+    }
+}
+
 double pg__interconnect_bw(const pg__interconnect *m, int src_loc, int dst_loc) {
     if (src_loc < 0 || dst_loc < 0 || src_loc >= m->nloc || dst_loc >= m->nloc)
         return 0.0;

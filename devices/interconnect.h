@@ -8,10 +8,15 @@
 #define PG__NLOC (PG_MAX_DEVICES + 1)
 
 typedef struct pg__interconnect {
-    int nloc;                          /* ndevices + 1 */
-    double bw[PG__NLOC * PG__NLOC];    /* GB/s, [src * nloc + dst]; diagonal: local (huge) */
+    int nloc;                       /* ndevices + 1 */
+    double bw[PG__NLOC * PG__NLOC]; /* GB/s, [src * nloc + dst]; diagonal: local (huge) */
     double lat_us[PG__NLOC * PG__NLOC];
 } pg__interconnect;
+
+/* The matrix as policies see it: links whose measured bandwidths lie within `tol` (relative)
+ * of each other get their mean, so that links of the same hardware, measured a few percent
+ * apart, compare equal; the diagonal is copied. out: nloc * nloc values. */
+void pg__interconnect_equalize(const pg__interconnect *m, double tol, double *out);
 
 /* Uniform matrix: host<->device at host_gbps, device<->device at peer_gbps. */
 void pg__interconnect_default(pg__interconnect *m, int ndevices, double host_gbps,

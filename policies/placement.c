@@ -27,7 +27,7 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
     v->devices = devs;
     v->narrays = c->nargs;
     v->arrays = arrays;
-    v->bandwidth = rt->ic.bw;
+    v->bandwidth = rt->policy_bw;
     v->exploration_threshold = rt->opt.exploration_threshold;
     v->candidates = candidates;
 }

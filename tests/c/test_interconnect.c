@@ -75,6 +75,34 @@ static void test_load_partial(void) {
     CHECK(memcmp(&before, &m, sizeof m) == 0);
 }
 
+/* Policies see links measured within 10% of each other as one class, at the class's mean:
+ * host links 53-56 GB/s become one value, NVLink 380-394 another, a 2x slower link stays. */
+static void test_equalize(void) {
+    pg__interconnect m;
+    pg__interconnect_default(&m, 3, 55, 390);
+    m.bw[0 * 4 + 1] = 53;
+    m.bw[0 * 4 + 2] = 56;
+    m.bw[0 * 4 + 3] = 27; /* a slower host link */
+    m.bw[1 * 4 + 2] = 380;
+    m.bw[2 * 4 + 1] = 394;
+    double out[4 * 4];
+    pg__interconnect_equalize(&m, 0.10, out);
+    for (int i = 0; i < 16; i++) {
+        int s = i / 4, d = i % 4;
+        if (s == d)
+            CHECK(out[i] == m.bw[i]);
+        else if (m.bw[i] < 40)
+            CHECK(out[i] == 27);
+        else if (m.bw[i] < 100)
+            CHECK(fabs(out[i] - out[0 * 4 + 1]) < 1e-9 && out[i] > 53 && out[i] < 56);
+        else
+            CHECK(fabs(out[i] - out[1 * 4 + 2]) < 1e-9 && out[i] > 380 && out[i] < 394);
+    }
+    /* tol 0: the matrix unchanged. */
+    pg__interconnect_equalize(&m, 0, out);
+    CHECK(memcmp(out, m.bw, sizeof out) == 0);
+}
+
 static void test_roundtrip(void) {
     pg__interconnect m, back;
     pg__interconnect_default(&m, 4, 10, 20);
@@ -212,6 +240,7 @@ int main(void) {
     test_default();
     test_load_partial();
     test_roundtrip();
+    test_equalize();
     test_errors();
     test_measure();
     char cmd[300];

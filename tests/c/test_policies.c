@@ -1,6 +1,7 @@
 /* test_policies.c: each built-in device policy's choice on a given bandwidth matrix and data
  * placement, the exploration threshold, candidates, and registration of a user policy. */
 #include "check.h"
+#include "devices/interconnect.h"
 #include "policies/builtin.h"
 
 #include <string.h>
@@ -142,6 +143,35 @@ int main(void) {
         v.exploration_threshold = 0.0;
         CHECK(choose("minmax-transfer-time", &v) == 3);
         devs[3].busy_streams = 0;
+
+        /* Inputs only on the host, host links measured a few percent apart (as a real matrix
+         * is). The runtime gives policies the matrix equalized (devices/interconnect.h): a
+         * tie, so successive computations spread over every device instead of all going to
+         * the fastest-measured link. A link 2x faster still wins. */
+        pg__interconnect ic;
+        pg__interconnect_default(&ic, NDEV, 10, 100);
+        ic.bw[0 * NLOC + 1] = 10.3;
+        ic.bw[0 * NLOC + 2] = 9.8;
+        ic.bw[0 * NLOC + 3] = 10.1;
+        pg_policy_array h[1] = {{1 << 20, HOST, PG_ACCESS_IN}};
+        v = view(h, 1);
+        const char *timed[] = {"minmax-transfer-time", "min-transfer-time"};
+        for (int p = 0; p < 2; p++) {
+            const pg_device_policy *pol = policy(timed[p]);
+            void *st = pol->create(NDEV);
+            unsigned used = 0;
+            pg__interconnect_equalize(&ic, 0.10, bw);
+            for (int i = 0; i < NDEV; i++)
+                used |= 1u << pol->choose(st, &v);
+            CHECK(used == (1u << NDEV) - 1);
+            ic.bw[0 * NLOC + 3] = 20;
+            pg__interconnect_equalize(&ic, 0.10, bw);
+            for (int i = 0; i < NDEV; i++)
+                CHECK(pol->choose(st, &v) == 2);
+            ic.bw[0 * NLOC + 3] = 10.1;
+            pol->destroy(st);
+        }
+        uniform(10, 100);
     }
 
     /* Candidates restrict every policy. */
