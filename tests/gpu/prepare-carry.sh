@@ -19,6 +19,8 @@ B=${BUILD:-build}  # a build of the committed tree
 cp $B/bindings/java/polygpu-bundle.jar $B/bindings/java/polygpu-tests.jar \
   $B/bindings/java/polygpu-quickstart.jar .carry/java/
 git rev-parse HEAD > .carry/java/commit
+# The Java version of the benchmark suite (no javac on the GPU machine).
+benchmarks/workloads/java/build.sh $B/bindings/java/polygpu.jar .carry/java/polygpu-bench.jar
 # The committed tree alone (what others are editing stays here): run it with
 #   mkdir /tmp/src && tar xf .carry/src.tar -C /tmp/src && cp -r .carry /tmp/src/ &&
 #   cd /tmp/src && tests/gpu/run.sh
