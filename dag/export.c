@@ -75,7 +75,8 @@ pg_status pg__dag_to_json(pg__runtime *rt, char **out) {
         for (int i = 0; i < r->nargs; i++)
             pg__buf_printf(&b, "%s{\"array\":%llu,\"access\":\"%s\"}", i ? "," : "",
                            (unsigned long long)r->arg_ids[i], access_name(r->arg_access[i]));
-        pg__buf_printf(&b, "],\"start_ns\":%llu,\"end_ns\":%llu", (unsigned long long)r->start_ns,
+        pg__buf_printf(&b, "],\"submit_ns\":%llu,\"start_ns\":%llu,\"end_ns\":%llu",
+                       (unsigned long long)r->submit_ns, (unsigned long long)r->start_ns,
                        (unsigned long long)r->end_ns);
         if (r->kind == PG__COPY)
             pg__buf_printf(&b, ",\"bytes\":%llu,\"src\":%d,\"dst\":%d",
@@ -185,9 +186,13 @@ pg_status pg__trace_to_json(pg__runtime *rt, char **out) {
         uint64_t dur = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
         pg__buf_printf(&b, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", kind_name(r->kind));
         pg__buf_json_string(&b, r->name);
-        pg__buf_printf(&b, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"id\":%llu",
+        /* submit_us against ts shows whether the device waited for the script (start close to
+         * submission) or the script ran ahead (work queued long before it started). */
+        pg__buf_printf(&b,
+                       ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"id\":%llu,"
+                       "\"submit_us\":%.3f",
                        r->device + 1, r->stream < 0 ? 0 : r->stream, r->start_ns / 1e3, dur / 1e3,
-                       (unsigned long long)r->id);
+                       (unsigned long long)r->id, r->submit_ns / 1e3);
         if (r->kind == PG__COPY)
             pg__buf_printf(&b, ",\"bytes\":%llu", (unsigned long long)r->bytes);
         pg__buf_printf(&b, "}}");

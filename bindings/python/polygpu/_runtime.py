@@ -46,8 +46,8 @@ class Runtime(_polygpu.Runtime):
         """The DAG of the most recent computations as a dict (parsed from its JSON).
 
         ``{"vertices": [{"id", "kind" ("kernel", "host_read", "host_write", "copy"), "name",
-        "device" (-1 for the host), "stream", "args": [{"array", "access"}], "start_ns",
-        "end_ns"}, ...], "edges": [[from_id, to_id], ...]}``. ``args[i]["array"]`` is
+        "device" (-1 for the host), "stream", "args": [{"array", "access"}], "submit_ns",
+        "start_ns", "end_ns"}, ...], "edges": [[from_id, to_id], ...]}``. ``args[i]["array"]`` is
         :attr:`DeviceArray.id`; an edge is an inferred dependency (a copy vertex sits between
         a producer and a consumer on another device).
         """

@@ -99,7 +99,7 @@ def test_host_accesses_are_vertices(rt, kernels):
     assert reads and all(v["device"] == -1 for v in reads)
     assert any(reachable(dag, k["id"], r["id"]) for r in reads)
     for v in dag["vertices"]:
-        assert {"id", "kind", "name", "device", "stream", "args", "start_ns",
+        assert {"id", "kind", "name", "device", "stream", "args", "submit_ns", "start_ns",
                 "end_ns"} <= set(v)
 
 
