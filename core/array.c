@@ -264,3 +264,25 @@ pg_status pg_array_unmap(pg_array *h) {
     pthread_mutex_unlock(&a->rt->mu);
     return st;
 }
+
+pg_status pg_array_prefetch(pg_array *h, int location) {
+    pg__error_clear();
+    pg__array *a = lock_array(h, "pg_array_prefetch");
+    if (!a)
+        return PG_ERROR_STATE;
+    pg__runtime *rt = a->rt;
+    pg_status st = PG_OK;
+    if (location != PG_HOST && (location < 0 || location >= rt->ndev))
+        st = pg__error(PG_ERROR_ARGUMENT,
+                       "pg_array_prefetch: location %d is neither PG_HOST (-1) nor a device 0..%d",
+                       location, rt->ndev - 1);
+    /* Nothing to copy yet while the current value is still being made on the host or waits
+     * behind a mapping: the copy would read an unfinished value. */
+    pg__comp *w = a->last_writer;
+    int unknown = (a->map_comp && a->map_comp->kind == PG__HOST_WRITE) ||
+                  (w && (w->state == PG__OPEN || w->state == PG__PENDING));
+    if (!st && !unknown)
+        st = pg__coh_prefetch(rt, a, location == PG_HOST ? 0 : PG__LOC(location));
+    pthread_mutex_unlock(&rt->mu);
+    return st;
+}

@@ -150,6 +150,27 @@ void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc) {
         pg__comp_set(rt, &a->ready[l], l == loc ? c : NULL);
 }
 
+/* The stream for a copy of a from src to dst: the producer's while it still runs there (no
+ * cross-stream wait needed), else an idle stream of the device that does the copy (the GPU end
+ * of a host copy, the destination of a peer copy), else a new one. */
+static pg_status copy_stream_for(pg__runtime *rt, pg__array *a, int src, int dst,
+                                 pg__stream **out) {
+    int dev = dst == 0 ? src - 1 : dst - 1;
+    pg__comp *r = a->ready[src];
+    *out = NULL;
+    if (r && r->stream && r->stream->device == dev && !pg__comp_done(rt, r)) {
+        *out = r->stream;
+        return PG_OK;
+    }
+    pg__device *d = &rt->dev[dev];
+    for (int i = 0; i < d->nstreams; i++)
+        if (!pg__stream_busy(rt, d->streams[i])) {
+            *out = d->streams[i];
+            return PG_OK;
+        }
+    return pg__stream_get_new(rt, dev, out);
+}
+
 pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp **wait) {
     *wait = NULL;
     if (a->valid & PG__LOC_BIT(0)) {
@@ -163,21 +184,9 @@ pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp *
     if (src < 1)
         return pg__error(PG_ERROR_INTERNAL, "array %llu has no valid copy anywhere",
                          (unsigned long long)a->id);
-    /* Copy on the producer's stream when it is still running: no cross-stream wait needed. */
-    pg__comp *r = a->ready[src];
-    pg__stream *s = NULL;
-    pg_status st = PG_OK;
-    if (r && r->stream && !pg__comp_done(rt, r))
-        s = r->stream;
-    else {
-        pg__device *d = &rt->dev[src - 1];
-        for (int i = 0; i < d->nstreams && !s; i++)
-            if (!pg__stream_busy(rt, d->streams[i]))
-                s = d->streams[i];
-        if (!s)
-            st = pg__stream_get_new(rt, src - 1, &s);
-    }
+    pg__stream *s;
     pg__comp *cc;
+    pg_status st = copy_stream_for(rt, a, src, 0, &s);
     if (!st)
         st = issue_copy(rt, a, src, 0, s, &cc);
     if (st)
@@ -185,5 +194,30 @@ pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp *
     pg__dag_record_add_parent(rt, c, cc->id);
     pg__comp_ref(cc);
     *wait = cc;
+    return PG_OK;
+}
+
+pg_status pg__coh_prefetch(pg__runtime *rt, pg__array *a, int loc) {
+    if (a->valid & PG__LOC_BIT(loc))
+        return PG_OK;
+    int src = best_source(rt, a, loc);
+    if (src < 0)
+        return pg__error(PG_ERROR_INTERNAL, "array %llu has no valid copy anywhere",
+                         (unsigned long long)a->id);
+    pg__stream *s;
+    pg__comp *cc;
+    pg_status st = copy_stream_for(rt, a, src, loc, &s);
+    if (!st)
+        st = issue_copy(rt, a, src, loc, s, &cc);
+    if (st)
+        return st;
+    /* No consumer orders this copy, so it joins the array's readers itself: a later writer of
+     * the array, on any device or the host, then waits until the copy has read its source
+     * and filled its destination. */
+    st = pg__dag_commit(rt, cc);
+    if (st) {
+        pg_status wst = pg__exec_wait(rt, cc); /* untracked: finish it before going on */
+        return wst ? wst : st;
+    }
     return PG_OK;
 }

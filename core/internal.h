@@ -290,6 +290,9 @@ void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc);
 /* Bring the host copy up to date for host access c; *wait gets the computation to wait for
  * (a reference, or NULL). */
 pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp **wait);
+/* Start a copy of a's current value to location loc (0 host, d+1 device d) unless loc holds
+ * it already; returns without waiting. The copy counts as a reader of a. */
+pg_status pg__coh_prefetch(pg__runtime *rt, pg__array *a, int loc);
 
 /* ---- dag (dag/) */
 /* Parents of a computation using (array, access) pairs, from each array's history. *out is

@@ -201,6 +201,14 @@ pg_status pg_array_copy_from_device(pg_array *a, uint64_t src, size_t bytes, uin
 pg_status pg_array_map(pg_array *a, pg_access access, void **ptr);
 pg_status pg_array_unmap(pg_array *a);
 
+/* Start copying a's current value to `location` (PG_HOST or a device index) without waiting,
+ * so that a later read there (a host read, a kernel placed there) finds it ready. The copy
+ * is ordered after a's last writer and before its next one, and other copies stay valid.
+ * A hint: it does nothing where the location already holds the value or will get it anyway,
+ * and while the value is not yet known (the host has a write mapping open, or its writer is
+ * held back by one). */
+pg_status pg_array_prefetch(pg_array *a, int location);
+
 /* ---------------------------------------------------------------- kernels */
 
 typedef struct pg_dim3 {

@@ -37,7 +37,8 @@ def extra_args(n):
 
 
 class Polygpu(Workload):
-    """B&S through polygpu: one kernel per partition, the host reads every result."""
+    """B&S through polygpu: one kernel per partition, each result prefetched to the host as
+    soon as its kernel is launched, then the host reads every result."""
 
     def __init__(self, rt, n, nparts):
         self.rt, self.n = rt, n
@@ -59,6 +60,7 @@ class Polygpu(Workload):
         ks = self.ks
         for (_, c), s, call in zip(self.parts, self.s, self.call):
             ks.bs(grid_1d(c), BLOCK)(call, s, c, R, V, T, K)
+            call.prefetch()  # its copy to the host follows the kernel without waiting for us
         self.fetch(self.call)
 
     def sample(self):

@@ -208,6 +208,28 @@ static int arr_copy_from(lua_State *L) {
     return 1;
 }
 
+/* a:prefetch([where]): start copying the current value to the host (no argument or "host")
+ * or to device id `where` (counting from 0, as rt:devices() ids) and return at once. */
+static int arr_prefetch(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    int loc = PG_HOST;
+    if (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "host") == 0)
+        loc = PG_HOST;
+    else if (lua_isinteger(L, 2)) {
+        lua_Integer d = lua_tointeger(L, 2);
+        if (d < 0 || d > PG_MAX_DEVICES)
+            return lpg_error(L, PG_ERROR_ARGUMENT, "prefetch: device %I is not a device id", d);
+        loc = (int)d;
+    } else if (!lua_isnoneornil(L, 2))
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "prefetch: where must be \"host\" or a device id (an integer), not %s",
+                         luaL_typename(L, 2));
+    pg_status st = pg_array_prefetch(a->a, loc);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 0;
+}
+
 static int arr_shape(lua_State *L) {
     lpg_array *a = lpg_check_array(L, 1);
     lua_createtable(L, a->desc.ndim, 0);
@@ -279,6 +301,7 @@ void lpg_array_register(lua_State *L) {
         {"to_table", arr_to_table},
         {"from_table", arr_from_table},
         {"copy_from", arr_copy_from},
+        {"prefetch", arr_prefetch},
         {"free", arr_free},
         {NULL, NULL},
     };

@@ -7,9 +7,17 @@
 #include "nvrtc/nvrtc_compile.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static int64_t host_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 typedef struct cu_device {
     CUdevice dev;
@@ -17,6 +25,10 @@ typedef struct cu_device {
     CUmemoryPool pool;
     CUstream internal; /* frees and other work of the backend's own */
     CUevent epoch;     /* timing origin (tracing only) */
+    /* Host clock when `epoch` completed, then (once every device is open) that minus the
+     * backend's epoch: devices open one after another, a context taking up to a few hundred
+     * milliseconds, so each device's events need their own offset to share one timeline. */
+    int64_t epoch_offset_ns;
     int major, minor, sms;
     size_t memory;
     char name[128];
@@ -310,7 +322,8 @@ static uint64_t ns_since_epoch(pg__backend *b, int dev, void *ev) {
     float ms = 0;
     if (!ev || b->cu->cuEventElapsedTime(&ms, b->d[dev].epoch, (CUevent)ev) != CUDA_SUCCESS)
         return 0;
-    return (uint64_t)((double)ms * 1e6);
+    int64_t ns = b->d[dev].epoch_offset_ns + (int64_t)((double)ms * 1e6);
+    return ns > 0 ? (uint64_t)ns : 0;
 }
 
 static void timing_release(pg__backend *b, pg__timing *t) {
@@ -507,6 +520,8 @@ static pg_status open_device(pg__backend *b, int i, int ordinal) {
     if (b->timing) {
         CU(b->cu->cuEventCreate(&d->epoch, CU_EVENT_DEFAULT), "cuEventCreate");
         CU(b->cu->cuEventRecord(d->epoch, d->internal), "cuEventRecord");
+        CU(b->cu->cuEventSynchronize(d->epoch), "cuEventSynchronize");
+        d->epoch_offset_ns = host_now_ns();
     }
     return PG_OK;
 }
@@ -570,6 +585,11 @@ pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__b
         close_backend(b);
         return st;
     }
+    /* Trace times count from here, as the core's host-side ones do (it starts its clock right
+     * after the backend opens). */
+    int64_t epoch = host_now_ns();
+    for (int i = 0; i < n; i++)
+        b->d[i].epoch_offset_ns -= epoch;
     *out = &ops;
     *bout = b;
     *ndev = n;

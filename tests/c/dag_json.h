@@ -13,6 +13,7 @@ typedef struct tvertex {
     char kind[16];
     char name[64];
     int device, stream;
+    long long submit_ns, start_ns, end_ns; /* start/end 0 when not timed */
 } tvertex;
 
 typedef struct tdag {
@@ -56,6 +57,9 @@ static inline void tdag_load(pg_runtime *rt, tdag *d) {
         tdag_str(tdag_field(p, end, "name"), v->name, sizeof v->name);
         v->device = (int)strtol(tdag_field(p, end, "device"), NULL, 10);
         v->stream = (int)strtol(tdag_field(p, end, "stream"), NULL, 10);
+        v->submit_ns = strtoll(tdag_field(p, end, "submit_ns"), NULL, 10);
+        v->start_ns = strtoll(tdag_field(p, end, "start_ns"), NULL, 10);
+        v->end_ns = strtoll(tdag_field(p, end, "end_ns"), NULL, 10);
         p = end;
     }
     p = edges + 9;

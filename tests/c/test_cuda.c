@@ -1,6 +1,7 @@
 /* test_cuda.c: the runtime on GPUs (devices=cuda). Without a GPU it checks that asking for one
  * fails with a clear error and says so; PG_TEST_REQUIRE_GPU=1 (the GPU script) makes a missing
  * GPU a failure. */
+#include "dag_json.h"
 #include "kernels_common.h"
 
 #include <stdio.h>
@@ -138,5 +139,46 @@ int main(void) {
     CHECK(strstr(js, "\"kind\":\"kernel\"") != NULL);
     pg_string_free(js);
     CHECK_OK(pg_runtime_free(rt));
+
+    /* With timing on, every GPU's kernels sit on the host's timeline: a kernel on an idle GPU
+     * starts soon after its submission on each device (devices open one after another, so a
+     * shared epoch would shift the first ones by a context creation, ~100 ms). */
+    o.trace = "/tmp/pg-test-cuda-trace.json";
+    o.policy = "round-robin";
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    int ndev2;
+    pg_device_info infos[PG_MAX_DEVICES];
+    REQUIRE_OK(pg_runtime_devices(rt, infos, PG_MAX_DEVICES, &ndev2));
+    pg_kernel *tfill = test_kernel(rt, "fill", "out float *y, float v, int n");
+    for (int round = 0; round < 2; round++) {
+        pg_array *ys[PG_MAX_DEVICES];
+        for (int d = 0; d < ndev2; d++) {
+            ys[d] = test_array(rt, 1 << 20);
+            pg_arg tfa[] = {pg_arg_array(ys[d]), pg_arg_float(1.0f), pg_arg_int(1 << 20)};
+            REQUIRE_OK(pg_kernel_launch(tfill, dim1(4096), dim1(256), 0, tfa, 3));
+        }
+        REQUIRE_OK(pg_runtime_sync(rt));
+        for (int d = 0; d < ndev2; d++)
+            REQUIRE_OK(pg_array_free(ys[d]));
+    }
+    static tdag dag;
+    tdag_load(rt, &dag);
+    int seen = 0;
+    for (int i = 0; i < dag.nv; i++) {
+        const tvertex *tv = &dag.v[i];
+        if (strcmp(tv->kind, "kernel") || tv->id < dag.v[dag.nv - 1].id - ndev2)
+            continue; /* the second round: modules are loaded, GPUs idle */
+        seen++;
+        long long lag = tv->start_ns - tv->submit_ns;
+        if (lag < -200000 || lag > 20000000)
+            fprintf(stderr, "kernel %ld on device %d: start - submit = %lld ns\n", tv->id,
+                    tv->device, lag);
+        CHECK(lag >= -200000 && lag <= 20000000);
+        CHECK(tv->end_ns >= tv->start_ns);
+    }
+    CHECK(seen == ndev2);
+    CHECK_OK(pg_kernel_free(tfill));
+    CHECK_OK(pg_runtime_free(rt));
+    remove("/tmp/pg-test-cuda-trace.json");
     CHECK_DONE();
 }

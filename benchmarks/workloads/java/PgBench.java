@@ -271,6 +271,7 @@ public final class PgBench {
                 for (int i = 0; i < np; i++) {
                     int c = (int) parts.get(i)[1];
                     bs.launch(grid1d(c), BLOCK_DIM, call[i], s[i], c, R, V, T, K);
+                    call[i].prefetch(); // the copy to the host follows the kernel at once
                 }
                 for (int i = 0; i < np; i++)
                     fetch(call[i]);

@@ -34,6 +34,13 @@ JNIEXPORT void JNICALL Java_polygpu_Native_arrayFree(JNIEnv *env, jclass cls, jl
         pgj_throw_status(env, st);
 }
 
+JNIEXPORT void JNICALL Java_polygpu_Native_arrayPrefetch(JNIEnv *env, jclass cls, jlong a,
+                                                         jint location) {
+    pg_status st = pg_array_prefetch(PGJ_PTR(pg_array, a), location);
+    if (st)
+        pgj_throw_status(env, st);
+}
+
 /* {id, dtype, ndim, shape[0..3], size, nbytes, valid}. */
 JNIEXPORT jlongArray JNICALL Java_polygpu_Native_arrayDescribe(JNIEnv *env, jclass cls, jlong a) {
     pg_array_desc d;

@@ -134,4 +134,34 @@ return {
         T.eq(y[2], 2.0, "y[2]")
         rt:close()
     end},
+
+    {"prefetch copies to the host once, ordered before the next writer", function()
+        local rt, k = fresh()
+        local y = rt:array("float32", N)
+        k.fill(g, b)(y, 4.0, N)
+        local s0 = rt:stats()
+        y:prefetch()
+        rt:sync()
+        local s1 = rt:stats()
+        T.eq(bytes_into(s0, s1, HOST), NBYTES, "one copy to the host")
+        T.all(y, function() return 4.0 end, "y")
+        T.eq(rt:stats().bytes_moved, s1.bytes_moved, "the read moved nothing more")
+        for v = 1, 5 do
+            k.fill(g, b)(y, v, N)
+            y:prefetch("host")
+            k.fill(g, b)(y, 10 * v, N)
+            T.all(y, function() return 10.0 * v end, "y after the second fill")
+        end
+        local x = rt:array("float32", N)
+        x[1] = 1.0
+        local last = #rt:devices() - 1
+        local s2 = rt:stats()
+        x:prefetch(last)
+        rt:sync()
+        T.eq(bytes_into(s2, rt:stats(), dev(last)), NBYTES, "x copied to the last device")
+        T.raises(function() x:prefetch(#rt:devices()) end, "location")
+        T.raises(function() x:prefetch("gpu") end, "prefetch", "host")
+        T.eq(x[1], 1.0, "x unchanged")
+        rt:close()
+    end},
 }

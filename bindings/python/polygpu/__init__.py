@@ -25,7 +25,8 @@ Main names:
 * :class:`Runtime` -- devices, policies and options; makes arrays and kernels.
 * :class:`DeviceArray` -- an array kept coherent across host and devices; indexing,
   ``to_numpy()``, ``copy_from()``, the buffer protocol (``memoryview(a)``, ``np.asarray(a)``:
-  read-only views; ``np.asarray(a.host_view(True))``: a writable one).
+  read-only views; ``np.asarray(a.host_view(True))``: a writable one), ``prefetch()`` (start
+  the copy of a result to the host, or to a device, without waiting).
 * :class:`Kernel` -- ``k(grid, block, shared_mem=0)(*args)`` submits a launch.
 * :func:`array`, :func:`asarray`, :func:`kernel`, :func:`sync` -- the same on a default
   runtime created on first use from the ``PG_*`` environment variables.

@@ -238,6 +238,40 @@ static PyObject *array_host_view(pgpy_array *a, PyObject *args, PyObject *kwargs
     return pgpy_hostview_new(a, writable);
 }
 
+static PyObject *array_prefetch(pgpy_array *a, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"device", NULL};
+    PyObject *dev = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:prefetch", kw, &dev))
+        return NULL;
+    int loc;
+    if (dev == Py_None ||
+        (PyUnicode_Check(dev) && PyUnicode_CompareWithASCIIString(dev, "host") == 0))
+        loc = PG_HOST;
+    else if (PyLong_Check(dev) && !PyBool_Check(dev)) {
+        long d = PyLong_AsLong(dev);
+        if (d == -1 && PyErr_Occurred())
+            return NULL;
+        if (d < 0 || d > PG_MAX_DEVICES) {
+            PyErr_Format(PyExc_ValueError, "prefetch: device %ld is not a device index", d);
+            return NULL;
+        }
+        loc = (int)d;
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "prefetch: device must be None or 'host' (the host) or a device index, not %s",
+                     Py_TYPE(dev)->tp_name);
+        return NULL;
+    }
+    pg_array *h = a->h;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_array_prefetch(h, loc);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    Py_RETURN_NONE;
+}
+
 static PyObject *array_iter(pgpy_array *a) {
     PyObject *all = pgpy_array_read_all(a, PGPY_AUTO);
     if (!all)
@@ -277,6 +311,13 @@ static PyMethodDef array_methods[] = {
      "writability. memoryview(a)\nand np.asarray(a) are read-only because they never ask for a "
      "writable buffer;\nnp.asarray(a.host_view(True)) is a writable zero-copy NumPy view. Each "
      "view maps\nthe array while it lives: kernels that use the array wait for its release."},
+    {"prefetch", (PyCFunction)(void (*)(void))array_prefetch, METH_VARARGS | METH_KEYWORDS,
+     "prefetch(device=None)\n--\n\nStart copying the current value to the host (device=None "
+     "or 'host') or to device\nindex `device` and return at once: a later read there finds it "
+     "ready. Call it on\nresults you will read, right after the launches that make them, so "
+     "their copies\noverlap the rest of the work. Ordered after the array's last writer and "
+     "before its\nnext; a hint that does nothing where the value already is or is not known "
+     "yet\n(an open writable host view)."},
     {"__enter__", array_enter, METH_NOARGS, "Return the array."},
     {"__exit__", (PyCFunction)array_exit, METH_VARARGS, "Free the array."},
     {NULL, NULL, 0, NULL}};

@@ -1,6 +1,7 @@
 """Coherence seen through rt.stats() and DeviceArray.locations: data moves only when needed."""
 
 import numpy as np
+import pytest
 
 import polygpu as pg
 from conftest import N, SRC, grid_for, kernel_vertices, two_devices
@@ -91,3 +92,47 @@ def test_stats_count_computations(rt, kernels):
     assert s["host_accesses"] - s0["host_accesses"] == 1
     assert s["computations"] == s["kernels"] + s["host_accesses"] + s["copies"]
     assert s["pending"] == 0
+
+
+def test_prefetch_to_host_then_read_moves_once(rt, kernels):
+    y = rt.array("float32", N)
+    kernels.fill(G, 256)(y, 4.0, N)
+    s0 = rt.stats()
+    y.prefetch()  # returns at once; the copy is ordered after fill
+    assert "host" in y.locations
+    rt.sync()
+    s1 = rt.stats()
+    assert moved(s1, "dev", "host") - moved(s0, "dev", "host") == NB
+    assert (y.to_numpy() == 4.0).all()
+    assert rt.stats()["bytes_moved"] == s1["bytes_moved"]
+    y.prefetch("host")  # already there: nothing moves
+    assert rt.stats()["bytes_moved"] == s1["bytes_moved"]
+
+
+def test_prefetch_to_a_device(rt):
+    x = rt.asarray(np.arange(N, dtype=np.float32))
+    last = len(rt.devices) - 1
+    x.prefetch(device=last)
+    rt.sync()
+    assert sorted(x.locations) == sorted(["host", str(last)])
+    assert x[5] == 5.0
+
+
+def test_prefetch_is_ordered_before_the_next_writer(rt, kernels):
+    y = rt.array("float32", N)
+    for v in range(1, 6):
+        kernels.fill(G, 256)(y, float(v), N)
+        y.prefetch()
+        kernels.fill(G, 256)(y, float(10 * v), N)
+        assert (y.to_numpy() == 10.0 * v).all()
+
+
+def test_prefetch_bad_device(rt):
+    x = rt.asarray(np.ones(N, dtype=np.float32))
+    with pytest.raises(pg.ArgumentError, match="location"):
+        x.prefetch(len(rt.devices))
+    with pytest.raises(TypeError, match="device"):
+        x.prefetch("gpu")
+    with pytest.raises(ValueError, match="device"):
+        x.prefetch(-3)
+    assert x[0] == 1.0  # the array and runtime are as they were

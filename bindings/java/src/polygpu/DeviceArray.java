@@ -164,6 +164,36 @@ public final class DeviceArray implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts copying the current value to the host and returns at once, so that a later read
+     * finds it there. Call it on results right after the launches that make them: their copies
+     * then overlap the rest of the work. The copy is ordered after the array's last writer and
+     * before its next one; where the host already holds the value, or the value is not known
+     * yet (an open writable host mapping), it does nothing.
+     *
+     * @throws IllegalStateException if the array or its runtime was closed
+     */
+    public void prefetch() {
+        prefetch(-1);
+    }
+
+    /**
+     * Starts copying the current value to device {@code device} ({@code -1}: the host) and
+     * returns at once; see {@link #prefetch()}.
+     *
+     * @param device a device id (from {@link Runtime#devices()}), or {@code -1} for the host
+     * @throws ArgumentException if {@code device} is neither {@code -1} nor a device id
+     * @throws IllegalStateException if the array or its runtime was closed
+     */
+    public void prefetch(int device) {
+        long h = enter();
+        try {
+            Native.arrayPrefetch(h, device);
+        } finally {
+            exit();
+        }
+    }
+
     private void check(String accessor, DType a, DType b) {
         if (dtype != a && dtype != b)
             throw new ArgumentException(accessor + " needs an array of " + a

@@ -91,6 +91,8 @@ final class Native {
 
     static native void arrayUnmap(long a);
 
+    static native void arrayPrefetch(long a, int location);
+
     static native long kernelNew(long rt, byte[] source, byte[] name, byte[] signature,
             byte[] options);
 

@@ -103,6 +103,46 @@ class CoherenceTest {
     }
 
     @Test
+    void prefetchCopiesOnceAndIsOrderedBeforeTheNextWriter() {
+        try (Runtime rt = TestSupport.runtime("round-robin")) {
+            Kernel fillOut = rt.kernel(SRC, "fill", FILL_OUT);
+            DeviceArray y = rt.array("float32", N);
+            int ndev = rt.devices().size();
+            fillOut.launch(GRID, BLOCK, y, 4.0f, N);
+            long before = rt.stats().bytesMoved();
+            y.prefetch();
+            assertTrue((y.validLocations() & HOST) != 0);
+            rt.sync();
+            assertEquals(before + BYTES, rt.stats().bytesMoved());
+            assertEquals(4.0f, y.getFloat(N - 1));
+            assertEquals(before + BYTES, rt.stats().bytesMoved());
+
+            float[] back = new float[N];
+            for (int v = 1; v <= 5; v++) {
+                fillOut.launch(GRID, BLOCK, y, (float) v, N);
+                y.prefetch();
+                fillOut.launch(GRID, BLOCK, y, 10.0f * v, N);
+                y.copyTo(back);
+                for (int i = 0; i < N; i++)
+                    assertEquals(10.0f * v, back[i]);
+            }
+
+            DeviceArray x = rt.array("float32", N);
+            x.setFloat(0, 1.0f);
+            x.prefetch(ndev - 1);
+            rt.sync();
+            assertEquals(HOST | dev(ndev - 1), x.validLocations());
+            ArgumentException e =
+                    org.junit.jupiter.api.Assertions.assertThrows(ArgumentException.class,
+                            () -> x.prefetch(ndev));
+            assertTrue(e.getMessage().contains("location"), e.getMessage());
+            assertEquals(1.0f, x.getFloat(0));
+            x.close();
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, x::prefetch);
+        }
+    }
+
+    @Test
     void hostViewHoldsBackConflictingKernels() {
         try (Runtime rt = TestSupport.runtime(null)) {
             Kernel add1 = rt.kernel(SRC, "add1");
