@@ -19,6 +19,7 @@ typedef struct pg__bevent pg__bevent; /* a point in a stream; completes when wor
 typedef struct pg__timing {
     uint64_t start_ns, end_ns;
     void *priv[2]; /* backend's own (CUDA timing events) */
+    int priv_dev;  /* backend's own (the device those events belong to) */
 } pg__timing;
 
 /* A kernel to build: the core has parsed its parameters already. */

@@ -224,6 +224,7 @@ static void time_mark(pg__backend *b, pg__bstream *s, pg__timing *t, int end) {
     if (b->cu->cuEventCreate(&e, CU_EVENT_DEFAULT) == CUDA_SUCCESS) {
         b->cu->cuEventRecord(e, s->s);
         t->priv[end] = e;
+        t->priv_dev = s->dev;
     }
 }
 
@@ -334,17 +335,14 @@ static void timing_release(pg__backend *b, pg__timing *t) {
         }
 }
 
-/* The device of a timing event is the one whose epoch makes the elapsed time valid. */
+/* Times relative to the epoch of the device whose stream recorded the events (an epoch of
+ * another device's context would be an invalid-handle error). */
 static void timing_resolve(pg__backend *b, pg__timing *t) {
-    for (int d = 0; d < b->n; d++) {
-        float ms;
-        if (t->priv[0] &&
-            b->cu->cuEventElapsedTime(&ms, b->d[d].epoch, (CUevent)t->priv[0]) == CUDA_SUCCESS) {
-            t->start_ns = ns_since_epoch(b, d, t->priv[0]);
-            t->end_ns = ns_since_epoch(b, d, t->priv[1]);
-            return;
-        }
-    }
+    int d = t->priv_dev;
+    if (!t->priv[0] || d < 0 || d >= b->n)
+        return;
+    t->start_ns = ns_since_epoch(b, d, t->priv[0]);
+    t->end_ns = ns_since_epoch(b, d, t->priv[1]);
 }
 
 static void close_backend(pg__backend *b) {
