@@ -4,6 +4,7 @@
  * meeting at barriers) against a C reduction; and the cost of one thread's barrier and warp
  * shuffle with the hand-made context switch and with ucontext.
  * Usage: cpu_kernels [devices] [repetitions]   (defaults: host:1, 11) */
+#include "bench_stats.h"
 #include "polygpu.h"
 
 #include <math.h>
@@ -60,22 +61,6 @@ static const char *SWITCHES = "extern \"C\" __global__ void barriers(int *out, i
                               "    out[threadIdx.x] = v;\n"
                               "}\n";
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
-
 static void die(const char *what) {
     fprintf(stderr, "%s: %s\n%s\n", what, pg_last_error(),
             pg_last_error_log() ? pg_last_error_log() : "");
@@ -125,21 +110,21 @@ static void *work(void *arg) {
 }
 
 static double c_run(pool *p, int what) {
-    double t0 = now();
+    double t0 = bench_now();
     p->what = what;
     pthread_barrier_wait(&p->start);
     pthread_barrier_wait(&p->done);
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 /* ------------------------------------------------------------------ polygpu */
 
 static double kernel_run(pg_runtime *rt, pg_kernel *k, pg_dim3 g, pg_dim3 b, size_t shared,
                          const pg_arg *args, int nargs) {
-    double t0 = now();
+    double t0 = bench_now();
     if (pg_kernel_launch(k, g, b, shared, args, nargs) || pg_runtime_sync(rt))
         die("launch");
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 static pg_kernel *kernel(pg_runtime *rt, const char *src, const char *name, const char *options) {
@@ -174,7 +159,7 @@ static void switch_cost(const char *options, const char *label) {
         for (int r = 0; r < 5; r++)
             t[r] = kernel_run(rt, k, g, b, 0, args, 2);
         printf("  %-9s %-24s %7.1f ns per thread and %s\n", label, names[i],
-               median(t, 5) * 1e9 / ((double)K * BLOCKS * 256),
+               bench_median(t, 5) * 1e9 / ((double)K * BLOCKS * 256),
                i ? "__shfl_xor_sync" : "__syncthreads");
         pg_kernel_free(k);
     }
@@ -234,15 +219,15 @@ int main(int argc, char **argv) {
     kernel_run(rt, ks, g, b, 0, sa, 4); /* warm-up: copies, module load, thread memory */
     for (int r = 0; r < reps; r++)
         t[r] = kernel_run(rt, ks, g, b, 0, sa, 4);
-    double saxpy = median(t, reps);
+    double saxpy = bench_median(t, reps);
     c_run(&p, 0);
     for (int r = 0; r < reps; r++)
         t[r] = c_run(&p, 0);
-    double saxpy_c = median(t, reps);
+    double saxpy_c = bench_median(t, reps);
     kernel_run(rt, kf, g, b, 0, sa, 4);
     for (int r = 0; r < reps && r < 3; r++)
         t[r] = kernel_run(rt, kf, g, b, 0, sa, 4);
-    double saxpy_f = median(t, reps < 3 ? reps : 3);
+    double saxpy_f = bench_median(t, reps < 3 ? reps : 3);
     printf("saxpy      polygpu %8.2f ms   plain C (%d threads) %8.2f ms   ratio %.2f\n",
            saxpy * 1e3, threads, saxpy_c * 1e3, saxpy / saxpy_c);
     printf("           the same kernel forced onto fibers (an unreached __syncthreads): %.2f ms "
@@ -259,7 +244,7 @@ int main(int argc, char **argv) {
     c_run(&p, 1);
     for (int r = 0; r < reps; r++)
         t[r] = c_run(&p, 1);
-    double reduce_c = median(t, reps);
+    double reduce_c = bench_median(t, reps);
     for (int i = 0; i < threads; i++)
         sum_c += p.partial[i];
     for (int gi = 0; gi < 3; gi++) {
@@ -267,7 +252,7 @@ int main(int argc, char **argv) {
         kernel_run(rt, kr, rg, b, 256 * sizeof(float), ra, 3);
         for (int r = 0; r < reps; r++)
             t[r] = kernel_run(rt, kr, rg, b, 256 * sizeof(float), ra, 3);
-        double reduce = median(t, reps);
+        double reduce = bench_median(t, reps);
         if (grids[gi] <= 1024) {
             float parts[1024];
             double sum = 0;

@@ -2,6 +2,7 @@
  * through pg_kernel_launch, median of many. On GPUs it also times a raw launch loop through the
  * backend's own launch path in the same process, same stream count, as the baseline.
  * Usage: launch_overhead [devices] [launches]   (defaults: PG_DEVICES or host:1, 20000) */
+#include "bench_stats.h"
 #include "core/internal.h"
 
 #include <stdio.h>
@@ -10,16 +11,6 @@
 
 static const char *SRC = "extern \"C\" __global__ void empty(float *a, const float *b, int n, "
                          "float s) { if (n < 0) a[0] = b[0] * s; }\n";
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
 
 enum { BURST = 64 };
 
@@ -73,7 +64,7 @@ int main(int argc, char **argv) {
             pg_runtime_sync(rt);
     }
     pg_runtime_sync(rt);
-    double med = median(t, n);
+    double med = bench_median(t, n);
     /* Throughput: back to back, the queue full; bounded by the device on GPUs. */
     uint64_t all0 = pg__now_ns();
     for (int i = 0; i < n; i++)
@@ -104,7 +95,7 @@ int main(int argc, char **argv) {
             drain(r, s);
     }
     drain(r, s);
-    double raw = median(t, n);
+    double raw = bench_median(t, n);
     all0 = pg__now_ns();
     for (int i = 0; i < n; i++)
         r->ops->launch(r->b, s->b, kk->fn[0], g, blk, 0, slots, 4, NULL);
@@ -124,7 +115,7 @@ int main(int argc, char **argv) {
         t[i] = (double)(pg__now_ns() - t0) / 1e3;
         r->ops->event_free(r->b, ev);
     }
-    double rec = median(t, n);
+    double rec = bench_median(t, n);
     pg__bevent *probe;
     r->ops->launch(r->b, s->b, kk->fn[0], g, blk, 0, slots, 4, NULL);
     r->ops->event_record(r->b, s->b, &probe);
@@ -134,7 +125,8 @@ int main(int argc, char **argv) {
         t[i] = (double)(pg__now_ns() - t0) / 1e3;
     }
     r->ops->event_free(r->b, probe);
-    printf("backend event record median %.2f us, event query median %.2f us\n", rec, median(t, n));
+    printf("backend event record median %.2f us, event query median %.2f us\n", rec,
+           bench_median(t, n));
     free(t);
     pg_runtime_free(rt);
     return 0;

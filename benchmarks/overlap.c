@@ -3,6 +3,7 @@
  * one; on N GPUs the runtime spreads them. Reports T(8 kernels) / T(1 kernel) (ideal 1.0,
  * fully serial 8.0) and where the kernels ran.
  * Usage: overlap [devices] [kernels]   (defaults: PG_DEVICES or cuda, 8) */
+#include "bench_stats.h"
 #include "polygpu.h"
 
 #include <stdio.h>
@@ -28,11 +29,6 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 enum { MAXK = 64, RUNS = 7 };
 static pg_kernel *spin;
 static pg_array *ys[MAXK];
@@ -53,7 +49,7 @@ static double timed(int k, int iters) {
             DIE("sync");
         t[r] = now_ms() - t0;
     }
-    qsort(t, RUNS, sizeof *t, cmp);
+    qsort(t, RUNS, sizeof *t, bench_cmp);
     return t[RUNS / 2];
 }
 

@@ -50,6 +50,13 @@ size_t pg__cpu_match(const char *s, size_t i) {
             return i + 1;
         else if (open == '<' && (s[i] == ';' || s[i] == '{' || s[i] == '}'))
             return 0;
+        else if (open == '<' && s[i] == '(') {
+            /* A '>' inside parentheses compares; it does not close the template list. */
+            size_t j = pg__cpu_match(s, i);
+            if (!j)
+                return 0;
+            i = j - 1;
+        }
     }
     return 0;
 }

@@ -1,5 +1,6 @@
-/* cpu_source.h: lexical helpers over kernel source for the CPU build, on text that
- * pg__signature_strip has blanked (comments and literals gone, offsets and lines kept):
+/* cpu_source.h: lexical helpers over kernel source for the CPU build and the signature
+ * parser, on text that pg__signature_strip has blanked (comments and literals gone, offsets
+ * and lines kept):
  * identifiers, whole-word search, line numbers, and the top-level declarations. */
 #ifndef PG_CPU_SOURCE_H
 #define PG_CPU_SOURCE_H
@@ -14,7 +15,8 @@ size_t pg__cpu_ident_at(const char *s, size_t i);
 size_t pg__cpu_find_word(const char *s, size_t from, size_t to, const char *w);
 /* 1-based line number of offset at. */
 int pg__cpu_line_of(const char *s, size_t at);
-/* Offset just past the bracket that closes the one at s[i] ('(' '[' '{' '<'); 0 if unbalanced. */
+/* Offset just past the bracket that closes the one at s[i] ('(' '[' '{' '<'); 0 if unbalanced
+ * (and for '<', when a ';' or brace comes first: a comparison, not a template list). */
 size_t pg__cpu_match(const char *s, size_t i);
 
 /* A top-level declaration or definition: [start, end). body is the offset of its first '{'

@@ -2,6 +2,7 @@
  * functions located by name, template arguments of a name expression substituted into the
  * parameter list, which signature.c then parses. */
 #include "nvrtc/signature.h"
+#include "nvrtc/cpu_source.h"
 #include "core/error.h"
 
 #include <ctype.h>
@@ -13,10 +14,6 @@
 
 static int is_ident_start(int c) {
     return isalpha(c) || c == '_';
-}
-
-static int is_ident_char(int c) {
-    return isalnum(c) || c == '_';
 }
 
 static int word_is(const char *s, size_t n, const char *w) {
@@ -105,10 +102,10 @@ char *pg__signature_strip(const char *source, int blank_preprocessor) {
             i = j;
         } else if (c == '"') {
             int raw = i > 0 && source[i - 1] == 'R' &&
-                      (i < 2 || !is_ident_char(source[i - 2]) || source[i - 2] == 'u' ||
+                      (i < 2 || !pg__cpu_ident_char(source[i - 2]) || source[i - 2] == 'u' ||
                        source[i - 2] == 'U' || source[i - 2] == 'L' || source[i - 2] == '8');
             i = raw ? blank_raw(out, source, i) : blank_quoted(out, source, i);
-        } else if (c == '\'' && (i == 0 || !is_ident_char(source[i - 1]))) {
+        } else if (c == '\'' && (i == 0 || !pg__cpu_ident_char(source[i - 1]))) {
             i = blank_quoted(out, source, i); /* not a digit separator such as 1'000 */
         } else {
             i++;
@@ -146,27 +143,6 @@ static size_t skip_space(const char *s, size_t i) {
     return i;
 }
 
-/* Index just past the bracket matching s[i] (one of '(' '<' '['); 0 if unbalanced. */
-static size_t match_bracket(const char *s, size_t i) {
-    char open = s[i], close = open == '(' ? ')' : open == '<' ? '>' : ']';
-    int depth = 0;
-    for (; s[i]; i++) {
-        if (s[i] == open)
-            depth++;
-        else if (s[i] == close && --depth == 0)
-            return i + 1;
-        else if (open == '<' && (s[i] == ';' || s[i] == '{' || s[i] == '}'))
-            return 0;
-        else if (open == '<' && s[i] == '(') {
-            size_t j = match_bracket(s, i);
-            if (!j)
-                return 0;
-            i = j - 1;
-        }
-    }
-    return 0;
-}
-
 /* From just after a __global__ token: the function name and its parameter list. */
 static int parse_site(const char *s, size_t after, kernel_site *k) {
     size_t i = after;
@@ -182,7 +158,7 @@ static int parse_site(const char *s, size_t after, kernel_site *k) {
             continue;
         }
         if (c == '[' && s[i + 1] == '[') { /* [[attribute]] */
-            size_t j = match_bracket(s, i);
+            size_t j = pg__cpu_match(s, i);
             if (!j)
                 return 0;
             i = j;
@@ -193,14 +169,14 @@ static int parse_site(const char *s, size_t after, kernel_site *k) {
             continue;
         }
         size_t w = i;
-        while (is_ident_char((unsigned char)s[i]))
+        while (pg__cpu_ident_char((unsigned char)s[i]))
             i++;
         size_t wn = i - w;
         size_t j = skip_space(s, i);
         if (word_is(s + w, wn, "__launch_bounds__") || word_is(s + w, wn, "__attribute__") ||
             word_is(s + w, wn, "__declspec") || word_is(s + w, wn, "alignas")) {
             if (s[j] == '(') {
-                size_t e = match_bracket(s, j);
+                size_t e = pg__cpu_match(s, j);
                 if (!e)
                     return 0;
                 i = e;
@@ -208,7 +184,7 @@ static int parse_site(const char *s, size_t after, kernel_site *k) {
             continue;
         }
         if (s[j] == '(') {
-            size_t e = match_bracket(s, j);
+            size_t e = pg__cpu_match(s, j);
             if (!e)
                 return 0;
             k->name_at = w;
@@ -233,8 +209,8 @@ static pg_status find_sites(const char *s, kernel_site **out, int *n) {
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (const char *p = strstr(s, "__global__"); p; p = strstr(p + 10, "__global__")) {
         size_t at = (size_t)(p - s);
-        if ((at > 0 && is_ident_char((unsigned char)s[at - 1])) ||
-            is_ident_char((unsigned char)p[10]))
+        if ((at > 0 && pg__cpu_ident_char((unsigned char)s[at - 1])) ||
+            pg__cpu_ident_char((unsigned char)p[10]))
             continue;
         kernel_site k = {.global_at = at};
         if (!parse_site(s, at + 10, &k))
@@ -319,9 +295,9 @@ static pg_status parse_name_expr(const char *name, name_expr *e) {
         }
     int ok = bn > 0 && is_ident_start((unsigned char)b[0]);
     for (size_t i = 0; ok && i < bn; i++)
-        ok = is_ident_char((unsigned char)b[i]);
+        ok = pg__cpu_ident_char((unsigned char)b[i]);
     if (ok && lt) {
-        size_t close = match_bracket(name, head);
+        size_t close = pg__cpu_match(name, head);
         ok = close > 0 && only_space(name + close, n - close);
         if (ok) {
             e->has_args = 1;
@@ -414,8 +390,8 @@ static int find_template(const char *s, size_t global_at, template_param *tp, in
     const char *t = NULL;
     for (size_t i = from; i + 8 <= global_at; i++)
         if (memcmp(s + i, "template", 8) == 0 &&
-            (i == 0 || !is_ident_char((unsigned char)s[i - 1])) &&
-            !is_ident_char((unsigned char)s[i + 8])) {
+            (i == 0 || !pg__cpu_ident_char((unsigned char)s[i - 1])) &&
+            !pg__cpu_ident_char((unsigned char)s[i + 8])) {
             t = s + i;
             break;
         }
@@ -424,7 +400,7 @@ static int find_template(const char *s, size_t global_at, template_param *tp, in
     size_t lt = skip_space(s, (size_t)(t - s) + 8);
     if (s[lt] != '<')
         return -1;
-    size_t gt = match_bracket(s, lt);
+    size_t gt = pg__cpu_match(s, lt);
     if (!gt || gt > global_at)
         return -1;
     const char *piece[MAX_TEMPLATE_PARAMS];
@@ -440,7 +416,7 @@ static int find_template(const char *s, size_t global_at, template_param *tp, in
         while (decl_len && isspace((unsigned char)p[decl_len - 1]))
             decl_len--;
         size_t e = decl_len;
-        while (e > 0 && is_ident_char((unsigned char)p[e - 1]))
+        while (e > 0 && pg__cpu_ident_char((unsigned char)p[e - 1]))
             e--;
         if (e == decl_len || e == 0)
             return -1; /* no name, or a name with no kind in front */
@@ -469,9 +445,9 @@ static char *substitute(const char *list, size_t len, const template_param *tp, 
     size_t o = 0;
     for (size_t i = 0; i < len;) {
         if (is_ident_start((unsigned char)list[i]) &&
-            (i == 0 || !is_ident_char((unsigned char)list[i - 1]))) {
+            (i == 0 || !pg__cpu_ident_char((unsigned char)list[i - 1]))) {
             size_t j = i;
-            while (j < len && is_ident_char((unsigned char)list[j]))
+            while (j < len && pg__cpu_ident_char((unsigned char)list[j]))
                 j++;
             int hit = -1;
             for (int k = 0; k < n && hit < 0; k++)

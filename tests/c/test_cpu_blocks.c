@@ -3,6 +3,7 @@
  * device can be asked (threads that return before a barrier, collectives that diverge, the
  * ucontext fallback, fiber memory from the backend or per call, several OS threads at once). */
 #include "check.h"
+#include "kernel_file.h"
 #include "devices/host/host_fibers.h"
 #include "nvrtc/cpu_compile.h"
 #include "nvrtc/cpu_features.h"
@@ -16,32 +17,6 @@
 #include <string.h>
 
 static const char *cache_dir;
-
-static char *read_kernel(const char *file) {
-    char path[4096];
-    const char *root = getenv("PG_SOURCE_DIR");
-    if (root && *root) {
-        snprintf(path, sizeof path, "%s/tests/kernels/%s", root, file);
-    } else {
-        const char *slash = strrchr(__FILE__, '/');
-        int dir = slash ? (int)(slash - __FILE__) : 0;
-        snprintf(path, sizeof path, "%.*s%s../kernels/%s", dir, __FILE__, dir ? "/" : "", file);
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s (set PG_SOURCE_DIR to the source tree)\n", path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (!s || fread(s, 1, (size_t)n, f) != (size_t)n)
-        exit(1);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
 
 /* ------------------------------------------------------------------ which path */
 

@@ -3,6 +3,7 @@
  * PG_TEST_DEVICES names (the GPU script: cuda), each result checked against a plain C reference
  * computed in double. Floating-point tolerances are written next to each check; u = 2^-24 is the
  * unit roundoff of float. */
+#include "kernel_file.h"
 #include "kernels_common.h"
 
 #include <math.h>
@@ -58,34 +59,6 @@ static const kdef defs[NK] = {
 static char *sources[NK];
 
 /* ------------------------------------------------------------------ setup */
-
-static char *read_kernel(const char *file) {
-    char path[4096];
-    const char *root = getenv("PG_SOURCE_DIR");
-    if (root && *root) {
-        snprintf(path, sizeof path, "%s/tests/kernels/%s", root, file);
-    } else { /* run by hand: next to this file */
-        const char *slash = strrchr(__FILE__, '/');
-        int dir = slash ? (int)(slash - __FILE__) : 0;
-        snprintf(path, sizeof path, "%.*s%s../kernels/%s", dir, __FILE__, dir ? "/" : "", file);
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s (set PG_SOURCE_DIR to the source tree)\n", path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (!s || fread(s, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(1);
-    }
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
 
 /* Kernels are built by a few threads at once: a cold cache means one host compile each. */
 typedef struct builder {
