@@ -4,15 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Resolve a handle and lock its runtime; NULL (error set) if it is not a live array. */
+/* Enter a call on an array handle (pg__enter): its runtime pinned and locked; NULL (error set)
+ * if it is not a live array. Every path out calls unlock_array. */
 static pg__array *lock_array(pg_array *h, const char *fn) {
-    pg__array *a = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_ARRAY);
-    if (!a) {
-        pg__error(PG_ERROR_STATE, "%s: the array handle is invalid or was already freed", fn);
-        return NULL;
-    }
-    pthread_mutex_lock(&a->rt->mu);
-    return a;
+    pg__runtime *rt;
+    return pg__enter((uint64_t)(uintptr_t)h, PG__H_ARRAY, fn, &rt);
+}
+
+static void unlock_array(pg__array *a) {
+    pg__leave(a->rt);
 }
 
 static pg_status add_live(pg__runtime *rt, pg__array *a) {
@@ -38,9 +38,6 @@ static void remove_live(pg__runtime *rt, pg__array *a) {
 pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t *shape,
                        pg_array **out) {
     pg__error_clear();
-    pg__runtime *rt = pg__handle_get((uint64_t)(uintptr_t)rth, PG__H_RUNTIME);
-    if (!rt)
-        return pg__error(PG_ERROR_STATE, "pg_array_new: the runtime handle is invalid or freed");
     if (!out || (ndim > 0 && !shape))
         return pg__error(PG_ERROR_ARGUMENT, "pg_array_new: shape and out must not be NULL");
     size_t esize = pg_dtype_size(dtype);
@@ -62,13 +59,15 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
         size *= (uint64_t)shape[i];
     }
     uint64_t nbytes = size * esize;
-    pthread_mutex_lock(&rt->mu);
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_array_new", &rt))
+        return PG_ERROR_STATE;
     uint64_t largest = 0;
     for (int d = 0; d < rt->ndev; d++)
         if (rt->dev[d].info.memory_bytes > largest)
             largest = rt->dev[d].info.memory_bytes;
     if (largest && nbytes > largest) {
-        pthread_mutex_unlock(&rt->mu);
+        pg__leave(rt);
         return pg__error(PG_ERROR_OUT_OF_MEMORY,
                          "pg_array_new: %llu bytes is more than any device's memory (%llu bytes)",
                          (unsigned long long)nbytes, (unsigned long long)largest);
@@ -78,14 +77,14 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
     if (!st)
         st = add_live(rt, a);
     if (!st) {
-        a->handle = pg__handle_new(PG__H_ARRAY, a);
+        a->handle = pg__handle_new(PG__H_ARRAY, a, rt);
         if (!a->handle) {
             remove_live(rt, a);
             st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
         }
     }
     if (st) {
-        pthread_mutex_unlock(&rt->mu);
+        pg__leave(rt);
         free(a);
         return st;
     }
@@ -100,7 +99,7 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
     a->nbytes = nbytes;
     a->fresh = 1;
     a->valid = (1u << (rt->ndev + 1)) - 1;
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     *out = (pg_array *)(uintptr_t)a->handle;
     return PG_OK;
 }
@@ -157,7 +156,7 @@ pg_status pg_array_free(pg_array *h) {
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
     if (a->map_count) {
-        pthread_mutex_unlock(&rt->mu);
+        unlock_array(a);
         return pg__error(PG_ERROR_STATE,
                          "pg_array_free: array %llu is still mapped; unmap it first",
                          (unsigned long long)a->id);
@@ -165,7 +164,7 @@ pg_status pg_array_free(pg_array *h) {
     pg__handle_release(a->handle);
     remove_live(rt, a);
     pg__array_unref(a);
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return PG_OK;
 }
 
@@ -185,7 +184,7 @@ pg_status pg_array_describe(pg_array *h, pg_array_desc *out) {
     out->size = a->size;
     out->nbytes = a->nbytes;
     out->valid = a->valid;
-    pthread_mutex_unlock(&a->rt->mu);
+    unlock_array(a);
     return PG_OK;
 }
 
@@ -226,7 +225,7 @@ static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *ds
         }
         pg__array_unref(a);
     }
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return st;
 }
 
@@ -251,7 +250,7 @@ pg_status pg_array_map(pg_array *h, pg_access access, void **ptr) {
     pg_status st = pg__exec_host_begin(a->rt, a, access);
     if (!st)
         *ptr = a->host;
-    pthread_mutex_unlock(&a->rt->mu);
+    unlock_array(a);
     return st;
 }
 
@@ -261,7 +260,7 @@ pg_status pg_array_unmap(pg_array *h) {
     if (!a)
         return PG_ERROR_STATE;
     pg_status st = pg__exec_host_end(a->rt, a);
-    pthread_mutex_unlock(&a->rt->mu);
+    unlock_array(a);
     return st;
 }
 
@@ -283,6 +282,6 @@ pg_status pg_array_prefetch(pg_array *h, int location) {
                   (w && (w->state == PG__OPEN || w->state == PG__PENDING));
     if (!st && !unknown)
         st = pg__coh_prefetch(rt, a, location == PG_HOST ? 0 : PG__LOC(location));
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return st;
 }

@@ -3,13 +3,8 @@
 #include "core/internal.h"
 
 static pg__array *lock_array(pg_array *h, const char *fn) {
-    pg__array *a = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_ARRAY);
-    if (!a) {
-        pg__error(PG_ERROR_STATE, "%s: the array handle is invalid or was already freed", fn);
-        return NULL;
-    }
-    pthread_mutex_lock(&a->rt->mu);
-    return a;
+    pg__runtime *rt;
+    return pg__enter((uint64_t)(uintptr_t)h, PG__H_ARRAY, fn, &rt);
 }
 
 static pg_status need_gpus(pg__runtime *rt, const char *fn) {
@@ -39,7 +34,7 @@ pg_status pg_array_device_pointer(pg_array *h, int device, pg_access access, voi
                        rt->ndev - 1);
     if (!st)
         st = pg__exec_device_access(rt, a, device, access, 0, 0, 0, ptr, stream);
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return st;
 }
 
@@ -63,6 +58,6 @@ pg_status pg_array_copy_from_device(pg_array *h, uint64_t src, size_t bytes, uin
     uint64_t s;
     if (!st)
         st = pg__exec_device_access(rt, a, dev, PG_ACCESS_OUT, src, bytes, stream, &ptr, &s);
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return st;
 }

@@ -51,6 +51,21 @@ static pg_status deadlock_error(pg__comp *b) {
                      b->nargs ? (unsigned long long)b->args[0].array->id : 0ULL);
 }
 
+static pg_status closing_error(void) {
+    return pg__error(PG_ERROR_STATE, "the runtime was closed by another thread during this call");
+}
+
+/* Wait for another thread's host access to end or held-back work to be issued (rt->cond);
+ * gives up when another thread closes the runtime. */
+static pg_status wait_host(pg__runtime *rt) {
+    if (pg__closing_other(rt))
+        return closing_error();
+    uint64_t t0 = pg__now_ns();
+    pthread_cond_wait(&rt->cond, &rt->mu);
+    rt->stats.host_wait_ns += pg__now_ns() - t0;
+    return PG_OK;
+}
+
 pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c) {
     pg_status st = PG_OK;
     pg__comp_ref(c);
@@ -60,11 +75,21 @@ pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c) {
             st = deadlock_error(b);
         else if (c->state == PG__ISSUED)
             st = pg__exec_wait_event(rt, c->event);
-        else {
-            uint64_t t0 = pg__now_ns();
-            pthread_cond_wait(&rt->cond, &rt->mu);
-            rt->stats.host_wait_ns += pg__now_ns() - t0;
-        }
+        else
+            st = wait_host(rt);
+    }
+    pg__comp_unref(rt, c);
+    return st;
+}
+
+/* Wait until c, held back behind a host access, is issued: only then does the coherence
+ * state show where c leaves its results. */
+static pg_status wait_issued(pg__runtime *rt, pg__comp *c) {
+    pg_status st = PG_OK;
+    pg__comp_ref(c);
+    while (!st && c->state == PG__PENDING) {
+        pg__comp *b = self_blocker(c);
+        st = b ? deadlock_error(b) : wait_host(rt);
     }
     pg__comp_unref(rt, c);
     return st;
@@ -267,9 +292,9 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
         /* Later work conflicts with this access and waits for the mapping to end: so must we. */
         if (pthread_equal(old->owner, pthread_self()))
             return deadlock_error(old);
-        uint64_t t0 = pg__now_ns();
-        pthread_cond_wait(&rt->cond, &rt->mu);
-        rt->stats.host_wait_ns += pg__now_ns() - t0;
+        pg_status st = wait_host(rt);
+        if (st)
+            return st;
         old = a->map_comp;
     }
     if (old && map_covers(a, old, write)) {
@@ -322,9 +347,17 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
         pg__dag_record_timing(rt, old);
         pg__comp_finish_host(rt, old);
         pg__comp_unref(rt, old);
+        /* Work held back behind the read part (submitted between the two) may go now; this
+         * access is ordered after it. */
+        st = issue_pending(rt);
     }
+    /* A writer of a held back behind another array's mapping has not placed its result yet:
+     * locating the current copy before it is issued would read a stale one. */
+    for (int i = 0; !st && i < c->nparents; i++)
+        if (c->parents[i] != old)
+            st = wait_issued(rt, c->parents[i]);
     pg__comp *wait = NULL;
-    if (access & PG_ACCESS_IN)
+    if (!st && (access & PG_ACCESS_IN))
         st = pg__coh_to_host(rt, c, a, &wait);
     if (!st && write)
         pg__coh_write(rt, c, a, 0);
@@ -364,7 +397,9 @@ pg_status pg__exec_sync(pg__runtime *rt) {
             pg__comp *b = self_blocker(rt->pending_head);
             if (b)
                 return deadlock_error(b);
-            pthread_cond_wait(&rt->cond, &rt->mu);
+            pg_status st = wait_host(rt);
+            if (st)
+                return st;
             continue;
         }
         if (!rt->inflight_head)

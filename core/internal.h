@@ -8,6 +8,7 @@
 #include "devices/interconnect.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define PG__MAX_STREAMS 32    /* streams per device; past that the least recently used is reused */
@@ -26,9 +27,28 @@ typedef struct pg__stream pg__stream;
 /* ---- handles: user-visible pointers are generation-checked ids, so a freed or doubly freed
  * handle is detected instead of touching freed memory. */
 enum { PG__H_RUNTIME = 1, PG__H_ARRAY = 2, PG__H_KERNEL = 3 };
-uint64_t pg__handle_new(int kind, void *obj); /* 0 when out of memory */
-void *pg__handle_get(uint64_t h, int kind);   /* NULL if not a live handle of that kind */
+uint64_t pg__handle_new(int kind, void *obj, pg__runtime *owner); /* 0 when out of memory */
+void *pg__handle_get(uint64_t h, int kind); /* NULL if not a live handle of that kind */
+/* Like pg__handle_get for an object that must belong to rt (rt->mu held: then it stays alive
+ * while the lock is held); *foreign says it is live but another runtime's. */
+void *pg__handle_get_owned(uint64_t h, int kind, pg__runtime *rt, int *foreign);
 void pg__handle_release(uint64_t h);
+
+/* The door of every public call on a handle: resolves h, refuses it if its runtime is closing
+ * or was inherited through fork(), pins the runtime (a close waits for pinned calls) and locks
+ * it. Returns the object and *rt, or NULL with the error set (status PG_ERROR_STATE). */
+void *pg__enter(uint64_t h, int kind, const char *fn, pg__runtime **rt);
+void pg__leave(pg__runtime *rt); /* unlock and unpin */
+void pg__unpin(pg__runtime *rt); /* unpin only (lock already dropped) */
+/* Close: marks the runtime closing (new calls are refused, waits of other threads end) and
+ * releases its handle; *forked says the runtime was inherited through fork(). NULL with the
+ * error set if h is not a live runtime. Then pg__close_wait_unpinned waits for the calls in
+ * progress to leave. */
+pg__runtime *pg__close_begin(uint64_t h, const char *fn, int *forked);
+void pg__close_wait_unpinned(pg__runtime *rt);
+uint64_t pg__fork_generation(void); /* installs the fork handlers on first use */
+/* Is rt being closed by another thread? Then this thread's waits end with an error. */
+static inline int pg__closing_other(pg__runtime *rt);
 
 /* ---- computations: a kernel launch, a host access, or a copy. Owned by references: the
  * runtime's in-flight and pending lists, arrays' histories, streams' last slots, children. */
@@ -198,6 +218,11 @@ typedef struct pg__options_resolved {
 
 struct pg__runtime {
     uint64_t handle;
+    /* lifetime (core/handle.c): pins and fork_gen are guarded by the handle table's lock */
+    _Atomic int closing; /* pg_runtime_free has begun: new calls are refused */
+    pthread_t closer;    /* the thread closing it, valid once closing is set */
+    int pins;            /* public calls in progress */
+    uint64_t fork_gen;   /* pg__fork_generation() when created */
     pthread_mutex_t mu;
     pthread_cond_t cond; /* host accesses ended, pending computations issued */
     pg__options_resolved opt;
@@ -224,6 +249,10 @@ struct pg__runtime {
     pg__kernel **kernels;
     int nkernels, capkernels;
 };
+
+static inline int pg__closing_other(pg__runtime *rt) {
+    return atomic_load(&rt->closing) && !pthread_equal(rt->closer, pthread_self());
+}
 
 /* ---- options (core/options.c) */
 pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *out);

@@ -35,15 +35,28 @@ static pg_status check_against_source(const char *source, const char *name,
     return st;
 }
 
+static pg_status new_kernel(pg__runtime *rt, const char *source, const char *name,
+                            const char *signature, const char *options, pg_kernel **out);
+
 pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
                         const char *signature, const char *options, pg_kernel **out) {
     pg__error_clear();
-    pg__runtime *rt = pg__handle_get((uint64_t)(uintptr_t)rth, PG__H_RUNTIME);
-    if (!rt)
-        return pg__error(PG_ERROR_STATE, "pg_kernel_new: the runtime handle is invalid or freed");
     if (!source || !*source || !name || !*name || !out)
         return pg__error(PG_ERROR_ARGUMENT,
                          "pg_kernel_new: source, name and out are required (non-empty)");
+    /* The runtime stays pinned through the compile (a close waits for it), but unlocked:
+     * compiling takes long. */
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_kernel_new", &rt))
+        return PG_ERROR_STATE;
+    pthread_mutex_unlock(&rt->mu);
+    pg_status st = new_kernel(rt, source, name, signature, options, out);
+    pg__unpin(rt);
+    return st;
+}
+
+static pg_status new_kernel(pg__runtime *rt, const char *source, const char *name,
+                            const char *signature, const char *options, pg_kernel **out) {
     pg_param_info *params = NULL;
     int n = 0;
     pg_status st = signature ? pg__signature_parse(signature, &params, &n)
@@ -80,7 +93,9 @@ pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
         return st;
     }
     pthread_mutex_lock(&rt->mu);
-    if (rt->nkernels == rt->capkernels) {
+    if (pg__closing_other(rt))
+        st = pg__error(PG_ERROR_STATE, "pg_kernel_new: the runtime was closed during the compile");
+    if (!st && rt->nkernels == rt->capkernels) {
         int cap = rt->capkernels ? rt->capkernels * 2 : 16;
         pg__kernel **nk = realloc(rt->kernels, (size_t)cap * sizeof *nk);
         if (!nk)
@@ -90,7 +105,7 @@ pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
             rt->capkernels = cap;
         }
     }
-    if (!st && !(k->handle = pg__handle_new(PG__H_KERNEL, k)))
+    if (!st && !(k->handle = pg__handle_new(PG__H_KERNEL, k, rt)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
     if (st) {
         pthread_mutex_unlock(&rt->mu);
@@ -117,13 +132,8 @@ void pg__kernel_unref(pg__kernel *k) {
 }
 
 static pg__kernel *lock_kernel(pg_kernel *h, const char *fn) {
-    pg__kernel *k = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_KERNEL);
-    if (!k) {
-        pg__error(PG_ERROR_STATE, "%s: the kernel handle is invalid or was already freed", fn);
-        return NULL;
-    }
-    pthread_mutex_lock(&k->rt->mu);
-    return k;
+    pg__runtime *rt;
+    return pg__enter((uint64_t)(uintptr_t)h, PG__H_KERNEL, fn, &rt);
 }
 
 pg_status pg_kernel_free(pg_kernel *h) {
@@ -137,7 +147,7 @@ pg_status pg_kernel_free(pg_kernel *h) {
     rt->kernels[k->live_index] = last;
     last->live_index = k->live_index;
     pg__kernel_unref(k);
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return PG_OK;
 }
 
@@ -151,7 +161,7 @@ pg_status pg_kernel_params(pg_kernel *h, pg_param_info *out, int capacity, int *
     for (int i = 0; i < k->nparams && i < capacity; i++)
         out[i] = k->params[i];
     *count = k->nparams;
-    pthread_mutex_unlock(&k->rt->mu);
+    pg__leave(k->rt);
     return PG_OK;
 }
 
@@ -286,12 +296,14 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
                              "kernel '%s' parameter %d (%s): expected an array of %s (%s), got a "
                              "scalar",
                              k->name, i + 1, pname, pg_dtype_name(p->dtype), p->type);
-        pg__array *a = pg__handle_get((uint64_t)(uintptr_t)args[i].v.array, PG__H_ARRAY);
-        if (!a)
+        int foreign = 0;
+        pg__array *a =
+            pg__handle_get_owned((uint64_t)(uintptr_t)args[i].v.array, PG__H_ARRAY, rt, &foreign);
+        if (!a && !foreign)
             return pg__error(PG_ERROR_STATE,
                              "kernel '%s' parameter %d (%s): the array is invalid or was freed",
                              k->name, i + 1, pname);
-        if (a->rt != rt)
+        if (!a)
             return pg__error(PG_ERROR_ARGUMENT,
                              "kernel '%s' parameter %d (%s): the array belongs to another runtime",
                              k->name, i + 1, pname);
@@ -334,7 +346,7 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
             c->nargs = 0; /* no references were taken yet */
             pg__comp_unref(rt, c);
         }
-        pthread_mutex_unlock(&rt->mu);
+        pg__leave(rt);
         return st;
     }
     for (int i = 0; i < c->nargs; i++)
@@ -348,6 +360,6 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     if (!st && rt->opt.sync)
         st = pg__exec_wait(rt, c);
     pg__comp_unref(rt, c);
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return st;
 }

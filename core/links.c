@@ -103,21 +103,13 @@ static pg_status load_links(pg__runtime *rt) {
     return PG_OK;
 }
 
-static pg__runtime *get(pg_runtime *h, const char *fn) {
-    pg__runtime *rt = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_RUNTIME);
-    if (!rt)
-        pg__error(PG_ERROR_STATE, "%s: the runtime handle is invalid or was already freed", fn);
-    return rt;
-}
-
 pg_status pg_runtime_interconnect(pg_runtime *h, int *nloc, double *gbps, double *latency_us) {
     pg__error_clear();
-    pg__runtime *rt = get(h, "pg_runtime_interconnect");
-    if (!rt)
-        return PG_ERROR_STATE;
     if (!nloc)
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_interconnect: nloc must not be NULL");
-    pthread_mutex_lock(&rt->mu);
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, "pg_runtime_interconnect", &rt))
+        return PG_ERROR_STATE;
     int n = rt->ic.nloc;
     *nloc = n;
     for (int i = 0; i < n * n; i++) {
@@ -126,33 +118,32 @@ pg_status pg_runtime_interconnect(pg_runtime *h, int *nloc, double *gbps, double
         if (latency_us)
             latency_us[i] = rt->ic.lat_us[i];
     }
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return PG_OK;
 }
 
 pg_status pg_runtime_measure_interconnect(pg_runtime *h, size_t bytes, int reps, const char *path,
                                           char *saved_as, size_t saved_cap) {
     pg__error_clear();
-    pg__runtime *rt = get(h, "pg_runtime_measure_interconnect");
-    if (!rt)
-        return PG_ERROR_STATE;
     if (bytes < 8 || reps < 1)
         return pg__error(PG_ERROR_ARGUMENT,
                          "pg_runtime_measure_interconnect: bytes must be >= 8 and reps >= 1 "
                          "(got %zu, %d)",
                          bytes, reps);
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, "pg_runtime_measure_interconnect", &rt))
+        return PG_ERROR_STATE;
     char def[1200];
     if (!path) {
         cache_path(rt, def, sizeof def);
         path = def;
     }
-    pthread_mutex_lock(&rt->mu);
     /* The runtime's own work would share the links and skew the figures. */
     pg_status st = pg__exec_sync(rt);
     if (!st)
         st = measure_and_save(rt, bytes, reps, path[0] ? path : NULL);
     policy_view_update(rt);
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     if (!st && saved_as && saved_cap)
         snprintf(saved_as, saved_cap, "%s", path);
     return st;

@@ -49,6 +49,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     pthread_mutex_init(&rt->mu, NULL);
     pthread_cond_init(&rt->cond, NULL);
+    rt->fork_gen = pg__fork_generation();
     pg_status st = pg__options_resolve(opts, &rt->opt);
     if (!st)
         st = open_backend(rt);
@@ -67,7 +68,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__policy_open(rt->opt.policy, rt->ndev, &rt->policy);
     if (!st && !(rt->records = calloc(PG__DAG_HISTORY, sizeof *rt->records)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (!st && !(rt->handle = pg__handle_new(PG__H_RUNTIME, rt)))
+    if (!st && !(rt->handle = pg__handle_new(PG__H_RUNTIME, rt, rt)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
     if (st) {
         destroy(rt);
@@ -79,19 +80,28 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     return PG_OK;
 }
 
-static pg__runtime *get(pg_runtime *h, const char *fn) {
-    pg__runtime *rt = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_RUNTIME);
-    if (!rt)
-        pg__error(PG_ERROR_STATE, "%s: the runtime handle is invalid or was already freed", fn);
-    return rt;
+static pg__runtime *enter(pg_runtime *h, const char *fn) {
+    pg__runtime *rt;
+    return pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt) ? rt : NULL;
 }
 
 pg_status pg_runtime_free(pg_runtime *h) {
     pg__error_clear();
-    pg__runtime *rt = get(h, "pg_runtime_free");
+    int forked = 0;
+    pg__runtime *rt = pg__close_begin((uint64_t)(uintptr_t)h, "pg_runtime_free", &forked);
     if (!rt)
         return PG_ERROR_STATE;
-    pg__handle_release(rt->handle);
+    if (forked) {
+        /* Inherited through fork(): its worker threads and devices are the parent's, and its
+         * locks may be held by threads that do not exist here. Forget it; the memory goes
+         * with the process. */
+        return PG_OK;
+    }
+    /* Other threads' calls now end: new ones are refused, waits for mappings give up. */
+    pthread_mutex_lock(&rt->mu);
+    pthread_cond_broadcast(&rt->cond);
+    pthread_mutex_unlock(&rt->mu);
+    pg__close_wait_unpinned(rt);
     pthread_mutex_lock(&rt->mu);
     /* Release open host accesses: nobody can end them once the runtime is gone. */
     for (int i = 0; i < rt->narrays; i++)
@@ -121,37 +131,36 @@ pg_status pg_runtime_free(pg_runtime *h) {
 
 pg_status pg_runtime_sync(pg_runtime *h) {
     pg__error_clear();
-    pg__runtime *rt = get(h, "pg_runtime_sync");
+    pg__runtime *rt = enter(h, "pg_runtime_sync");
     if (!rt)
         return PG_ERROR_STATE;
-    pthread_mutex_lock(&rt->mu);
     pg_status st = pg__exec_sync(rt);
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return st;
 }
 
 pg_status pg_runtime_devices(pg_runtime *h, pg_device_info *out, int capacity, int *count) {
     pg__error_clear();
-    pg__runtime *rt = get(h, "pg_runtime_devices");
-    if (!rt)
-        return PG_ERROR_STATE;
     if (!count || (capacity > 0 && !out))
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_devices: count (and out) must not be NULL");
+    pg__runtime *rt = enter(h, "pg_runtime_devices");
+    if (!rt)
+        return PG_ERROR_STATE;
     for (int d = 0; d < rt->ndev && d < capacity; d++)
         out[d] = rt->dev[d].info;
     *count = rt->ndev;
+    pg__leave(rt);
     return PG_OK;
 }
 
 pg_status pg_runtime_stats(pg_runtime *h, pg_stats *out) {
     pg__error_clear();
-    pg__runtime *rt = get(h, "pg_runtime_stats");
-    if (!rt)
-        return PG_ERROR_STATE;
     if (!out)
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_stats: out must not be NULL");
-    pthread_mutex_lock(&rt->mu);
+    pg__runtime *rt = enter(h, "pg_runtime_stats");
+    if (!rt)
+        return PG_ERROR_STATE;
     *out = rt->stats;
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return PG_OK;
 }

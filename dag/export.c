@@ -212,12 +212,9 @@ static pg_status write_file(const char *path, const char *text) {
 }
 
 static pg__runtime *lock_rt(pg_runtime *h, const char *fn) {
-    pg__runtime *rt = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_RUNTIME);
-    if (!rt) {
-        pg__error(PG_ERROR_STATE, "%s: the runtime handle is invalid or was already freed", fn);
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt))
         return NULL;
-    }
-    pthread_mutex_lock(&rt->mu);
     pg__exec_sweep(rt, 1 << 30); /* fold in timings of what has finished */
     return rt;
 }
@@ -233,7 +230,7 @@ pg_status pg_dag_export_string(pg_runtime *h, pg_dag_format format, char **out) 
     if (!rt)
         return PG_ERROR_STATE;
     pg_status st = format == PG_DAG_JSON ? pg__dag_to_json(rt, out) : pg__dag_to_dot(rt, out);
-    pthread_mutex_unlock(&rt->mu);
+    pg__leave(rt);
     return st;
 }
 
@@ -266,8 +263,11 @@ pg_status pg_trace_write(pg_runtime *h, const char *path) {
     pg__error_clear();
     if (!path)
         return pg__error(PG_ERROR_ARGUMENT, "pg_trace_write: path must not be NULL");
-    pg__runtime *rt = pg__handle_get((uint64_t)(uintptr_t)h, PG__H_RUNTIME);
-    if (!rt)
-        return pg__error(PG_ERROR_STATE, "pg_trace_write: the runtime handle is invalid or freed");
-    return pg__trace_write_file(rt, path);
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, "pg_trace_write", &rt))
+        return PG_ERROR_STATE;
+    pthread_mutex_unlock(&rt->mu);
+    pg_status st = pg__trace_write_file(rt, path);
+    pg__unpin(rt);
+    return st;
 }
