@@ -95,12 +95,13 @@ typedef struct close_job {
 
 static void *read_loop(void *p) {
     close_job *j = p;
-    static float buf[1 << 20];
+    float *buf = malloc((size_t)j->count * sizeof *buf);
     atomic_store(&j->started, 1);
     for (;;) {
         pg_status st = pg_array_read(j->a, 0, (uint64_t)j->count, buf);
         if (st) {
             j->st = st;
+            free(buf);
             return NULL;
         }
     }
@@ -282,7 +283,7 @@ int main(int argc, char **argv) {
     if (!*only || !strcmp(only, "stale"))
         stale_read_behind_mapping();
     if (!*only || !strcmp(only, "close-read"))
-        close_while(read_loop, 1 << 20, "another thread reads");
+        close_while(read_loop, 32 << 20, "another thread reads (128 MiB)");
     if (!*only || !strcmp(only, "close-launch"))
         close_while(launch_loop, 1024, "another thread launches");
     if (!*only || !strcmp(only, "close-compile"))
