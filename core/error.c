@@ -60,6 +60,10 @@ const char *pg_status_name(pg_status s) {
         return "PG_ERROR_IO";
     case PG_ERROR_INTERNAL:
         return "PG_ERROR_INTERNAL";
+    case PG_ERROR_TIMEOUT:
+        return "PG_ERROR_TIMEOUT";
+    case PG_ERROR_INTERRUPTED:
+        return "PG_ERROR_INTERRUPTED";
     }
     return "PG_ERROR_UNKNOWN";
 }

@@ -29,15 +29,6 @@ void pg__exec_sweep(pg__runtime *rt, int max) {
     }
 }
 
-pg_status pg__exec_wait_event(pg__runtime *rt, pg__bevent *e) {
-    uint64_t t0 = pg__now_ns();
-    pthread_mutex_unlock(&rt->mu);
-    pg_status st = rt->ops->event_wait(rt->b, e);
-    pthread_mutex_lock(&rt->mu);
-    rt->stats.host_wait_ns += pg__now_ns() - t0;
-    return st;
-}
-
 /* Would waiting for c wait for a host access this thread itself holds open? */
 static pg__comp *self_blocker(pg__comp *c) {
     pg__comp *b = c->state == PG__OPEN ? c : c->state == PG__PENDING ? c->blocker : NULL;
@@ -60,10 +51,7 @@ static pg_status closing_error(void) {
 static pg_status wait_host(pg__runtime *rt) {
     if (pg__closing_other(rt))
         return closing_error();
-    uint64_t t0 = pg__now_ns();
-    pthread_cond_wait(&rt->cond, &rt->mu);
-    rt->stats.host_wait_ns += pg__now_ns() - t0;
-    return PG_OK;
+    return pg__wait_cond(rt);
 }
 
 pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c) {
@@ -74,7 +62,7 @@ pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c) {
         if (b)
             st = deadlock_error(b);
         else if (c->state == PG__ISSUED)
-            st = pg__exec_wait_event(rt, c->event);
+            st = pg__wait_event(rt, c->event);
         else
             st = wait_host(rt);
     }

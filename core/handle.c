@@ -5,8 +5,10 @@
  * for it instead of freeing the runtime under it. */
 #include "core/internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define CHUNK_BITS 12
 #define CHUNK (1u << CHUNK_BITS)
@@ -194,9 +196,24 @@ pg__runtime *pg__close_begin(uint64_t h, const char *fn, int *forked) {
     return rt;
 }
 
-void pg__close_wait_unpinned(pg__runtime *rt) {
+int pg__close_wait_unpinned(pg__runtime *rt, uint64_t timeout_ns) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int limited = timeout_ns < UINT64_C(1) << 62;
+    if (limited) {
+        uint64_t ns = (uint64_t)ts.tv_nsec + timeout_ns;
+        ts.tv_sec += (time_t)(ns / 1000000000u);
+        ts.tv_nsec = (long)(ns % 1000000000u);
+    }
     pthread_mutex_lock(&mu);
-    while (rt->pins > 0)
-        pthread_cond_wait(&unpinned, &mu);
+    int timed_out = 0;
+    while (rt->pins > 0 && !timed_out) {
+        if (limited)
+            timed_out = pthread_cond_timedwait(&unpinned, &mu, &ts) == ETIMEDOUT;
+        else
+            pthread_cond_wait(&unpinned, &mu);
+    }
+    timed_out = rt->pins > 0;
     pthread_mutex_unlock(&mu);
+    return timed_out;
 }

@@ -42,10 +42,10 @@ void pg__leave(pg__runtime *rt); /* unlock and unpin */
 void pg__unpin(pg__runtime *rt); /* unpin only (lock already dropped) */
 /* Close: marks the runtime closing (new calls are refused, waits of other threads end) and
  * releases its handle; *forked says the runtime was inherited through fork(). NULL with the
- * error set if h is not a live runtime. Then pg__close_wait_unpinned waits for the calls in
- * progress to leave. */
+ * error set if h is not a live runtime. Then pg__close_wait_unpinned waits (at most timeout_ns)
+ * for the calls in progress to leave. */
 pg__runtime *pg__close_begin(uint64_t h, const char *fn, int *forked);
-void pg__close_wait_unpinned(pg__runtime *rt);
+int pg__close_wait_unpinned(pg__runtime *rt, uint64_t timeout_ns); /* 1: timed out */
 uint64_t pg__fork_generation(void); /* installs the fork handlers on first use */
 /* Is rt being closed by another thread? Then this thread's waits end with an error. */
 static inline int pg__closing_other(pg__runtime *rt);
@@ -306,8 +306,16 @@ void pg__exec_sweep(pg__runtime *rt, int max);
 void pg__exec_issued(pg__runtime *rt, pg__comp *c, pg__stream *s);
 /* Make s wait for p unless p is finished or already ordered before s's next work. */
 pg_status pg__exec_order_after(pg__runtime *rt, pg__stream *s, pg__comp *p);
-/* Wait for an event without the lock, counting the time as host wait. */
-pg_status pg__exec_wait_event(pg__runtime *rt, pg__bevent *e);
+
+/* ---- waits that end (core/wait.c): lock held on entry and exit, dropped while waiting. Each
+ * ends with PG_ERROR_TIMEOUT past the thread's deadline and PG_ERROR_INTERRUPTED when the
+ * binding's interrupt check says so; the time counts as host wait. */
+pg_status pg__wait_event(pg__runtime *rt, pg__bevent *e);
+pg_status pg__wait_cond(pg__runtime *rt); /* one wait on rt->cond: callers loop */
+/* Give this thread's waits a deadline timeout_ns from now (the earlier one wins when nested);
+ * returns what pg__wait_deadline_pop restores. */
+uint64_t pg__wait_deadline_push(uint64_t timeout_ns);
+void pg__wait_deadline_pop(uint64_t old);
 
 /* ---- coherence (core/coherence.c) */
 /* Make a's current value usable on device dev by computation c that runs on stream s: issues

@@ -31,7 +31,9 @@ typedef enum pg_status {
     PG_ERROR_NOT_FOUND = 6,     /* a named thing (policy, kernel, file) does not exist */
     PG_ERROR_UNSUPPORTED = 7,   /* valid request the chosen devices cannot do */
     PG_ERROR_IO = 8,            /* reading or writing a file failed */
-    PG_ERROR_INTERNAL = 9       /* a bug in polygpu: please report it */
+    PG_ERROR_INTERNAL = 9,      /* a bug in polygpu: please report it */
+    PG_ERROR_TIMEOUT = 10,      /* a wait with a time limit ran out (work goes on) */
+    PG_ERROR_INTERRUPTED = 11   /* a wait was interrupted (pg_set_interrupt_check) */
 } pg_status;
 
 /* Element types. */
@@ -107,6 +109,22 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out);
 pg_status pg_runtime_free(pg_runtime *rt);
 /* Block until every computation submitted so far has finished. */
 pg_status pg_runtime_sync(pg_runtime *rt);
+/* pg_runtime_sync for at most timeout_ns: PG_ERROR_TIMEOUT if work is still running then (it
+ * goes on; nothing is cancelled). */
+pg_status pg_runtime_sync_timeout(pg_runtime *rt, uint64_t timeout_ns);
+/* pg_runtime_free that waits at most timeout_ns for submitted work. If work is still running
+ * then (a kernel that never ends), the runtime is closed all the same: its handles become
+ * invalid, the devices with unfinished work are abandoned with their memory (the process
+ * reclaims it at exit), and PG_ERROR_TIMEOUT names the unfinished computations. */
+pg_status pg_runtime_free_timeout(pg_runtime *rt, uint64_t timeout_ns);
+
+/* Interrupts, for bindings: while a call waits (a host read, a map, a sync, a close), `check`
+ * is called on the waiting thread at the start and then every few tens of milliseconds. It
+ * returns 0 to keep waiting, 1 to end the wait with PG_ERROR_INTERRUPTED (the work goes on),
+ * or -1 if this thread cannot be interrupted (then it is not asked again during that wait).
+ * One per process; NULL removes it. Python uses it for Ctrl-C, Java for Thread.interrupt(). */
+typedef int (*pg_interrupt_check)(void *ctx);
+void pg_set_interrupt_check(pg_interrupt_check check, void *ctx);
 
 typedef enum pg_device_kind { PG_DEVICE_CPU = 0, PG_DEVICE_CUDA = 1 } pg_device_kind;
 

@@ -85,7 +85,32 @@ static pg__runtime *enter(pg_runtime *h, const char *fn) {
     return pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt) ? rt : NULL;
 }
 
-pg_status pg_runtime_free(pg_runtime *h) {
+/* A close that cannot finish (a kernel that never ends, a thread stuck inside a call): the
+ * handles go, so every later call is refused, but the memory and the devices' threads stay,
+ * since unfinished work may still use them. The status says what was left running. */
+static pg_status abandon(pg__runtime *rt, pg_status why) {
+    pthread_mutex_lock(&rt->mu);
+    char left[512] = "";
+    size_t len = 0;
+    int n = 0;
+    for (pg__comp *c = rt->inflight_head; c; c = c->next)
+        if (!pg__comp_known_done(c) && n++ < 4 && len < sizeof left)
+            len += (size_t)snprintf(left + len, sizeof left - len, "%s%s #%llu on device %d",
+                                    len ? ", " : "",
+                                    c->kind == PG__KERNEL ? c->kernel->name : "a copy",
+                                    (unsigned long long)c->id, c->device);
+    for (int i = 0; i < rt->narrays; i++)
+        pg__handle_release(rt->arrays[i]->handle);
+    for (int i = 0; i < rt->nkernels; i++)
+        pg__handle_release(rt->kernels[i]->handle);
+    pthread_mutex_unlock(&rt->mu);
+    return pg__error(why,
+                     "pg_runtime_free: closed with work still running (%s%s); its devices and "
+                     "memory were abandoned to the process",
+                     n ? left : "another thread's call", n > 4 ? ", ..." : "");
+}
+
+static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
     pg__error_clear();
     int forked = 0;
     pg__runtime *rt = pg__close_begin((uint64_t)(uintptr_t)h, "pg_runtime_free", &forked);
@@ -97,11 +122,15 @@ pg_status pg_runtime_free(pg_runtime *h) {
          * with the process. */
         return PG_OK;
     }
+    uint64_t outer = pg__wait_deadline_push(timeout_ns);
     /* Other threads' calls now end: new ones are refused, waits for mappings give up. */
     pthread_mutex_lock(&rt->mu);
     pthread_cond_broadcast(&rt->cond);
     pthread_mutex_unlock(&rt->mu);
-    pg__close_wait_unpinned(rt);
+    if (pg__close_wait_unpinned(rt, timeout_ns)) {
+        pg__wait_deadline_pop(outer);
+        return abandon(rt, PG_ERROR_TIMEOUT);
+    }
     pthread_mutex_lock(&rt->mu);
     /* Release open host accesses: nobody can end them once the runtime is gone. */
     for (int i = 0; i < rt->narrays; i++)
@@ -109,6 +138,9 @@ pg_status pg_runtime_free(pg_runtime *h) {
             pg__exec_host_end(rt, rt->arrays[i]);
     pg_status st = pg__exec_sync(rt);
     pthread_mutex_unlock(&rt->mu);
+    pg__wait_deadline_pop(outer);
+    if (st == PG_ERROR_TIMEOUT || st == PG_ERROR_INTERRUPTED)
+        return abandon(rt, st);
     if (!st && rt->opt.trace[0])
         st = pg__trace_write_file(rt, rt->opt.trace);
     pthread_mutex_lock(&rt->mu);
@@ -126,6 +158,26 @@ pg_status pg_runtime_free(pg_runtime *h) {
     pg__exec_sweep(rt, 1 << 30);
     pthread_mutex_unlock(&rt->mu);
     destroy(rt);
+    return st;
+}
+
+pg_status pg_runtime_free(pg_runtime *h) {
+    return close_runtime(h, UINT64_MAX);
+}
+
+pg_status pg_runtime_free_timeout(pg_runtime *h, uint64_t timeout_ns) {
+    return close_runtime(h, timeout_ns);
+}
+
+pg_status pg_runtime_sync_timeout(pg_runtime *h, uint64_t timeout_ns) {
+    pg__error_clear();
+    pg__runtime *rt = enter(h, "pg_runtime_sync_timeout");
+    if (!rt)
+        return PG_ERROR_STATE;
+    uint64_t outer = pg__wait_deadline_push(timeout_ns);
+    pg_status st = pg__exec_sync(rt);
+    pg__wait_deadline_pop(outer);
+    pg__leave(rt);
     return st;
 }
 

@@ -52,6 +52,8 @@ typedef struct pg__backend_ops {
     pg_status (*event_record)(pg__backend *b, pg__bstream *s, pg__bevent **out);
     int (*event_done)(pg__backend *b, pg__bevent *e); /* 1 finished, 0 not yet; never blocks */
     pg_status (*event_wait)(pg__backend *b, pg__bevent *e); /* block the calling thread */
+    /* Block at most timeout_ns: PG_OK when e completed, PG_ERROR_TIMEOUT (no message) if not. */
+    pg_status (*event_wait_for)(pg__backend *b, pg__bevent *e, uint64_t timeout_ns);
     pg_status (*stream_wait)(pg__backend *b, pg__bstream *s, pg__bevent *e); /* s waits for e */
     void (*event_free)(pg__backend *b, pg__bevent *e);
 

@@ -23,6 +23,10 @@ static const char *kind(pg_status st) {
         return "io";
     case PG_ERROR_INTERNAL:
         return "internal";
+    case PG_ERROR_TIMEOUT:
+        return "timeout";
+    case PG_ERROR_INTERRUPTED:
+        return "interrupted";
     case PG_OK:
         break;
     }

@@ -7,6 +7,7 @@
 #include "nvrtc/nvrtc_compile.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,35 @@ static int event_done(pg__backend *b, pg__bevent *e) {
 static pg_status event_wait(pg__backend *b, pg__bevent *e) {
     CU(b->cu->cuEventSynchronize(e->e), "cuEventSynchronize (a kernel or copy failed)");
     return PG_OK;
+}
+
+/* The driver cannot bound cuEventSynchronize, so a wait with a limit polls: spinning (with
+ * yields) for the first 2 ms, as the driver's default scheduling does, then sleeping 100 us
+ * between queries, so a long wait costs little CPU and wakes at most 100 us late. */
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static pg_status event_wait_for(pg__backend *b, pg__bevent *e, uint64_t timeout_ns) {
+    uint64_t t0 = mono_ns();
+    for (;;) {
+        CUresult r = b->cu->cuEventQuery(e->e);
+        if (r == CUDA_SUCCESS)
+            return PG_OK;
+        if (r != CUDA_ERROR_NOT_READY)
+            return event_wait(b, e); /* reports the failure with its message */
+        uint64_t t = mono_ns() - t0;
+        if (t >= timeout_ns)
+            return PG_ERROR_TIMEOUT;
+        if (t < 2000000) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+    }
 }
 
 static pg_status stream_wait(pg__backend *b, pg__bstream *s, pg__bevent *e) {
@@ -428,6 +458,7 @@ static const pg__backend_ops ops = {
     .event_record = event_record,
     .event_done = event_done,
     .event_wait = event_wait,
+    .event_wait_for = event_wait_for,
     .stream_wait = stream_wait,
     .event_free = event_free,
     .copy = copy,

@@ -186,6 +186,10 @@ static pg_status host_event_wait(pg__backend *b, pg__bevent *e) {
     return PG_OK;
 }
 
+static pg_status host_event_wait_for(pg__backend *b, pg__bevent *e, uint64_t timeout_ns) {
+    return pg__host_event_wait_for(e, timeout_ns) ? PG_OK : PG_ERROR_TIMEOUT;
+}
+
 static pg_status host_stream_wait(pg__backend *b, pg__bstream *s, pg__bevent *e) {
     return pg__host_stream_wait(s, e);
 }
@@ -246,6 +250,7 @@ static const pg__backend_ops host_ops = {
     .event_record = host_event_record,
     .event_done = host_event_done,
     .event_wait = host_event_wait,
+    .event_wait_for = host_event_wait_for,
     .stream_wait = host_stream_wait,
     .event_free = host_event_free,
     .copy = host_copy,

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -313,6 +314,24 @@ int pg__host_event_done(pg__bevent *e) {
 
 void pg__host_event_wait(pg__bevent *e) {
     wait_seq(e->s, e->seq);
+}
+
+int pg__host_event_wait_for(pg__bevent *e, uint64_t timeout_ns) {
+    pg__bstream *s = e->s;
+    if (reached(s, e->seq))
+        return 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + timeout_ns;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    pthread_mutex_lock(&s->mu);
+    int timed_out = 0;
+    while (!reached(s, e->seq) && !timed_out)
+        timed_out = pthread_cond_timedwait(&s->done, &s->mu, &ts) == ETIMEDOUT;
+    int done = reached(s, e->seq);
+    pthread_mutex_unlock(&s->mu);
+    return done;
 }
 
 void pg__host_event_free(pg__bevent *e) {

@@ -26,6 +26,7 @@ pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e);
 pg_status pg__host_event_record(pg__bstream *s, pg__bevent **out);
 int pg__host_event_done(pg__bevent *e);
 void pg__host_event_wait(pg__bevent *e);
+int pg__host_event_wait_for(pg__bevent *e, uint64_t timeout_ns); /* 1: completed */
 void pg__host_event_free(pg__bevent *e);
 
 /* CLOCK_MONOTONIC in nanoseconds. */

@@ -33,7 +33,8 @@ Main names:
 * Exceptions: :class:`Error` and its subclasses :class:`ArgumentError` (a TypeError),
   :class:`StateError`, :class:`CompileError` (``.log``), :class:`DeviceError`,
   :class:`OutOfMemoryError` (a MemoryError), :class:`NotFoundError` (a LookupError),
-  :class:`UnsupportedError`, :class:`FileError` (an OSError), :class:`InternalError`.
+  :class:`UnsupportedError`, :class:`FileError` (an OSError), :class:`InternalError`, :class:`TimeoutError`
+  (also the builtin TimeoutError), :class:`InterruptedError`.
 
 NumPy is optional: without it, selections read as nested lists, ``dtype`` is a string and
 ``to_numpy()`` raises ImportError.
@@ -49,6 +50,8 @@ from ._polygpu import (
     FileError,
     HostView,
     InternalError,
+    InterruptedError,
+    TimeoutError,
     Kernel,
     Launch,
     NotFoundError,
@@ -76,6 +79,8 @@ __all__ = [
     "FileError",
     "HostView",
     "InternalError",
+    "InterruptedError",
+    "TimeoutError",
     "Kernel",
     "Launch",
     "MAX_DEVICES",

@@ -109,6 +109,9 @@ PyObject *pgpy_numpy(void) {
     if (!numpy_checked) {
         numpy_checked = 1;
         numpy_module = PyImport_ImportModule("numpy");
+        if (!numpy_module && !PyErr_ExceptionMatches(PyExc_ImportError))
+            numpy_checked =
+                0; /* interrupted (Ctrl-C during the import): not "missing", ask again */
         if (!numpy_module)
             PyErr_Clear(); /* NumPy is optional */
     }

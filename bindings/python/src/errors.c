@@ -3,7 +3,7 @@
 
 #include <stdarg.h>
 
-PyObject *pgpy_errors[PG_ERROR_INTERNAL + 1];
+PyObject *pgpy_errors[PG_ERROR_INTERRUPTED + 1];
 
 typedef struct error_class {
     pg_status status;
@@ -35,6 +35,11 @@ static const error_class classes[] = {
      "A valid request that the chosen devices cannot do."},
     {PG_ERROR_IO, "FileError", "OSError", "Reading or writing a file failed. Also an OSError."},
     {PG_ERROR_INTERNAL, "InternalError", NULL, "A bug in polygpu: please report it."},
+    {PG_ERROR_TIMEOUT, "TimeoutError", "TimeoutError",
+     "A wait with a time limit (sync(timeout=...), close(timeout=...)) ran out; the work goes\n"
+     "on. Also the builtin TimeoutError."},
+    {PG_ERROR_INTERRUPTED, "InterruptedError", NULL,
+     "A wait was interrupted (the work goes on). Ctrl-C raises KeyboardInterrupt instead."},
 };
 
 int pgpy_errors_init(PyObject *module) {
@@ -97,6 +102,9 @@ static PyObject *decode(const char *s) {
 }
 
 PyObject *pgpy_raise(pg_status st) {
+    /* The interrupt check raised (KeyboardInterrupt from a signal handler): that one stands. */
+    if (st == PG_ERROR_INTERRUPTED && PyErr_Occurred())
+        return NULL;
     /* Copy the thread-local strings before anything that may run a collection: a DeviceArray
      * freed by it would call polygpu and clear them. Strings are not collected objects. */
     const char *m = pg_last_error();
@@ -107,7 +115,7 @@ PyObject *pgpy_raise(pg_status st) {
     /* The core's message already quotes the start of a compiler log; .log has all of it. */
     PyObject *log = st == PG_ERROR_COMPILE || (l && *l) ? decode(l ? l : "") : NULL;
     PyObject *cls =
-        (unsigned)st <= PG_ERROR_INTERNAL && st != PG_OK ? pgpy_errors[st] : pgpy_errors[PG_OK];
+        (unsigned)st <= PG_ERROR_INTERRUPTED && st != PG_OK ? pgpy_errors[st] : pgpy_errors[PG_OK];
     return raise_with(cls, pg_status_name(st), msg, log);
 }
 

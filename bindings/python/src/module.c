@@ -1,6 +1,8 @@
 /* module.c: the _polygpu extension module — types, exceptions and constants. */
 #include "pgpy.h"
 
+#include <stdlib.h>
+
 static PyObject *mod_dtype_size(PyObject *self, PyObject *arg) {
     pg_dtype t;
     if (pgpy_dtype_from_object(arg, &t) < 0)
@@ -47,7 +49,40 @@ static int add_type(PyObject *m, PyTypeObject *t, const char *name) {
     return 0;
 }
 
+/* Ctrl-C while a call waits: Python runs signal handlers only on the main thread, between
+ * bytecodes, so a wait on the main thread asks (every few tens of milliseconds) whether one is
+ * pending and ends with its exception (KeyboardInterrupt) left set. Other threads are not
+ * interruptible this way. */
+static unsigned long main_thread;
+
+static int interrupt_check(void *ctx) {
+    (void)ctx;
+    if (PyThread_get_thread_ident() != main_thread || !Py_IsInitialized())
+        return -1;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int raised = PyErr_CheckSignals() < 0;
+    PyGILState_Release(g);
+    return raised;
+}
+
+uint64_t pgpy_implicit_close_ns(void) {
+    const char *e = getenv("PG_CLOSE_TIMEOUT");
+    double s = e && *e ? atof(e) : 10.0;
+    return s > 0 && s < 1e9 ? (uint64_t)(s * 1e9) : UINT64_MAX;
+}
+
 PyMODINIT_FUNC PyInit__polygpu(void) {
+    main_thread = PyThread_get_thread_ident(); /* unless imported from another thread: */
+    PyObject *threading = PyImport_ImportModule("threading");
+    PyObject *mt = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+    PyObject *ident = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
+    if (ident && PyLong_Check(ident))
+        main_thread = PyLong_AsUnsignedLong(ident);
+    Py_XDECREF(ident);
+    Py_XDECREF(mt);
+    Py_XDECREF(threading);
+    PyErr_Clear();
+    pg_set_interrupt_check(interrupt_check, NULL);
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;

@@ -56,11 +56,13 @@ extern PyTypeObject pgpy_kernel_type;
 extern PyTypeObject pgpy_launch_type;
 
 /* Exceptions, indexed by pg_status (PG_OK's slot holds the base class). */
-extern PyObject *pgpy_errors[PG_ERROR_INTERNAL + 1];
+extern PyObject *pgpy_errors[PG_ERROR_INTERRUPTED + 1];
 
 /* errors.c: raise the exception for a failed call; must run on the thread that made the call,
  * before any other polygpu call there (the message is thread-local). Returns NULL. */
 PyObject *pgpy_raise(pg_status st);
+/* How long an implicit close (garbage, exit) waits for work: PG_CLOSE_TIMEOUT seconds, 10. */
+uint64_t pgpy_implicit_close_ns(void);
 /* Raise pg.ArgumentError with a formatted message. Returns NULL. */
 PyObject *pgpy_argument_error(const char *fmt, ...);
 int pgpy_errors_init(PyObject *module);

@@ -96,10 +96,16 @@ static void runtime_dealloc(pgpy_runtime *rt) {
     if (rt->weakrefs)
         PyObject_ClearWeakRefs((PyObject *)rt);
     if (!rt->closed && rt->h) {
+        /* Nobody can wait for an implicit close (garbage collection, interpreter exit): a kernel
+         * that never ends must not hang the interpreter, so it waits a bounded time. */
         pg_runtime *h = rt->h;
+        pg_status st;
+        uint64_t limit = pgpy_implicit_close_ns();
         Py_BEGIN_ALLOW_THREADS
-        pg_runtime_free(h);
+        st = pg_runtime_free_timeout(h, limit);
         Py_END_ALLOW_THREADS
+        if (st == PG_ERROR_TIMEOUT)
+            fprintf(stderr, "polygpu: %s\n", pg_last_error());
     }
     Py_TYPE(rt)->tp_free((PyObject *)rt);
 }
@@ -113,7 +119,29 @@ static int check_open(pgpy_runtime *rt) {
     return 0;
 }
 
-static PyObject *runtime_close(PyObject *self, PyObject *unused) {
+/* timeout=None: no limit; else seconds (>= 0). */
+static int parse_timeout(PyObject *t, uint64_t *ns) {
+    *ns = UINT64_MAX;
+    if (!t || t == Py_None)
+        return 0;
+    double s = PyFloat_AsDouble(t);
+    if (s == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!(s >= 0) || s > 1e9) {
+        pgpy_argument_error("timeout must be None or a number of seconds >= 0, not %R", t);
+        return -1;
+    }
+    *ns = (uint64_t)(s * 1e9);
+    return 0;
+}
+
+static PyObject *runtime_close(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"timeout", NULL};
+    PyObject *timeout = Py_None;
+    uint64_t limit;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:close", kw, &timeout) ||
+        parse_timeout(timeout, &limit) < 0)
+        return NULL;
     pgpy_runtime *rt = live(self);
     if (rt->closed)
         Py_RETURN_NONE;
@@ -131,21 +159,27 @@ static PyObject *runtime_close(PyObject *self, PyObject *unused) {
      * core frees everything even when writing the trace fails. */
     rt->closed = 1;
     Py_BEGIN_ALLOW_THREADS
-    st = pg_runtime_free(h);
+    st = pg_runtime_free_timeout(h, limit);
     Py_END_ALLOW_THREADS
     if (st != PG_OK)
         return pgpy_raise(st);
     Py_RETURN_NONE;
 }
 
-static PyObject *runtime_sync(PyObject *self, PyObject *unused) {
+static PyObject *runtime_sync(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"timeout", NULL};
+    PyObject *timeout = Py_None;
+    uint64_t limit;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:sync", kw, &timeout) ||
+        parse_timeout(timeout, &limit) < 0)
+        return NULL;
     pgpy_runtime *rt = live(self);
     if (check_open(rt) < 0)
         return NULL;
     pg_runtime *h = rt->h;
     pg_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = pg_runtime_sync(h);
+    st = limit == UINT64_MAX ? pg_runtime_sync(h) : pg_runtime_sync_timeout(h, limit);
     Py_END_ALLOW_THREADS
     if (st != PG_OK)
         return pgpy_raise(st);
@@ -393,7 +427,9 @@ static PyObject *runtime_enter(PyObject *self, PyObject *unused) {
 }
 
 static PyObject *runtime_exit(PyObject *self, PyObject *args) {
-    PyObject *r = runtime_close(self, NULL);
+    PyObject *none = PyTuple_New(0);
+    PyObject *r = none ? runtime_close(self, none, NULL) : NULL;
+    Py_XDECREF(none);
     if (!r)
         return NULL;
     Py_DECREF(r);
@@ -405,13 +441,19 @@ static PyObject *get_closed(PyObject *self, void *closure) {
 }
 
 static PyMethodDef runtime_methods[] = {
-    {"close", runtime_close, METH_NOARGS,
-     "close()\n--\n\nWait for all work, write the trace if one was asked for, and free every "
-     "array and\nkernel of this runtime (later use of them raises StateError). Closing twice is "
-     "a\nno-op. Raises StateError while buffer views of its arrays are open."},
-    {"sync", runtime_sync, METH_NOARGS,
-     "sync()\n--\n\nBlock until every computation submitted so far has finished. Other Python "
-     "threads\nrun meanwhile."},
+    {"close", (PyCFunction)(void (*)(void))runtime_close, METH_VARARGS | METH_KEYWORDS,
+     "close(timeout=None)\n--\n\nWait for all work, write the trace if one was asked for, and "
+     "free every array and\nkernel of this runtime (later use of them raises StateError). "
+     "Closing twice is a\nno-op. Raises StateError while buffer views of its arrays are open.\n"
+     "timeout: at most this many seconds of waiting; if work is still running then (a kernel\n"
+     "that never ends), the runtime is closed all the same, its devices are abandoned, and\n"
+     "TimeoutError names what was left running. Ctrl-C interrupts the wait the same way.\n"
+     "A runtime closed implicitly (garbage, interpreter exit) waits at most PG_CLOSE_TIMEOUT\n"
+     "seconds (default 10)."},
+    {"sync", (PyCFunction)(void (*)(void))runtime_sync, METH_VARARGS | METH_KEYWORDS,
+     "sync(timeout=None)\n--\n\nBlock until every computation submitted so far has finished. "
+     "Other Python threads\nrun meanwhile; Ctrl-C interrupts the wait (KeyboardInterrupt, the "
+     "work goes on).\ntimeout: at most this many seconds, then TimeoutError (the work goes on)."},
     {"array", (PyCFunction)(void (*)(void))runtime_array, METH_VARARGS | METH_KEYWORDS,
      "array(dtype, shape)\n--\n\nA new zero-filled DeviceArray. dtype: 'int8'..'int64', "
      "'uint8'..'uint64', 'float32',\n'float64', a NumPy dtype, int or float. shape: an int or a "

@@ -1,0 +1,142 @@
+/* wait.c: waits that end. A thread's waits observe its deadline (pg_runtime_sync_timeout, a
+ * close with a time limit) and the binding's interrupt check (Ctrl-C, Thread.interrupt()),
+ * polled between slices of the wait; with neither, a wait blocks plainly and costs nothing
+ * more. Every function here is entered with rt->mu held and drops it while waiting. */
+#include "core/internal.h"
+
+#include <errno.h>
+#include <time.h>
+
+#define SLICE_NS UINT64_C(50000000) /* how often the interrupt check is asked */
+
+static pthread_mutex_t check_mu = PTHREAD_MUTEX_INITIALIZER;
+static pg_interrupt_check check_fn;
+static void *check_ctx;
+static _Thread_local uint64_t deadline_ns; /* pg__now_ns() time; 0 = none */
+
+void pg_set_interrupt_check(pg_interrupt_check check, void *ctx) {
+    pthread_mutex_lock(&check_mu);
+    check_fn = check;
+    check_ctx = ctx;
+    pthread_mutex_unlock(&check_mu);
+}
+
+uint64_t pg__wait_deadline_push(uint64_t timeout_ns) {
+    uint64_t old = deadline_ns, now = pg__now_ns();
+    if (timeout_ns < UINT64_MAX - now && (!old || now + timeout_ns < old))
+        deadline_ns = now + timeout_ns;
+    return old;
+}
+
+void pg__wait_deadline_pop(uint64_t old) {
+    deadline_ns = old;
+}
+
+/* 1: interrupted; 0: go on; -1: this thread cannot be interrupted. */
+static int ask(void) {
+    pthread_mutex_lock(&check_mu);
+    pg_interrupt_check fn = check_fn;
+    void *ctx = check_ctx;
+    pthread_mutex_unlock(&check_mu);
+    return fn ? fn(ctx) : -1;
+}
+
+/* One wait's view of its limits: how long the next slice may be (UINT64_MAX: no limit at all,
+ * block plainly), or an error status when the wait must end now. */
+typedef struct limits {
+    int interruptible;
+} limits;
+
+static pg_status start(limits *l) {
+    int r = ask();
+    if (r == 1)
+        return pg__error(PG_ERROR_INTERRUPTED, "interrupted while waiting (the work goes on)");
+    l->interruptible = r == 0;
+    return PG_OK;
+}
+
+static pg_status next_slice(limits *l, uint64_t *slice) {
+    uint64_t d = deadline_ns;
+    if (!d && !l->interruptible) {
+        *slice = UINT64_MAX;
+        return PG_OK;
+    }
+    uint64_t now = pg__now_ns();
+    if (d && now >= d)
+        return pg__error(PG_ERROR_TIMEOUT,
+                         "the wait ran past its time limit; the work goes on (nothing was "
+                         "cancelled)");
+    *slice = l->interruptible ? SLICE_NS : UINT64_MAX;
+    if (d && d - now < *slice)
+        *slice = d - now;
+    return PG_OK;
+}
+
+static pg_status after_slice(limits *l) {
+    if (l->interruptible) {
+        int r = ask();
+        if (r == 1)
+            return pg__error(PG_ERROR_INTERRUPTED, "interrupted while waiting (the work goes on)");
+        l->interruptible = r == 0;
+    }
+    return PG_OK;
+}
+
+pg_status pg__wait_event(pg__runtime *rt, pg__bevent *e) {
+    uint64_t t0 = pg__now_ns();
+    pthread_mutex_unlock(&rt->mu);
+    limits l = {0};
+    pg_status st = start(&l);
+    while (!st) {
+        uint64_t slice = UINT64_MAX;
+        if ((st = next_slice(&l, &slice)))
+            break;
+        if (slice == UINT64_MAX || !rt->ops->event_wait_for) {
+            st = rt->ops->event_wait(rt->b, e);
+            break;
+        }
+        st = rt->ops->event_wait_for(rt->b, e, slice);
+        if (st != PG_ERROR_TIMEOUT)
+            break;
+        pg__error_clear();
+        st = after_slice(&l);
+    }
+    pthread_mutex_lock(&rt->mu);
+    rt->stats.host_wait_ns += pg__now_ns() - t0;
+    return st;
+}
+
+pg_status pg__wait_cond(pg__runtime *rt) {
+    /* The check is asked only after a slice timed out, with the lock dropped (it may take a
+     * binding's own lock, the GIL); the caller re-tests its condition after every return, so
+     * a wake-up in between is never lost. */
+    uint64_t t0 = pg__now_ns(), d = deadline_ns;
+    pthread_mutex_lock(&check_mu);
+    int may_interrupt = check_fn != NULL;
+    pthread_mutex_unlock(&check_mu);
+    pg_status st = PG_OK;
+    if (!d && !may_interrupt) {
+        pthread_cond_wait(&rt->cond, &rt->mu);
+    } else if (d && t0 >= d) {
+        st = pg__error(PG_ERROR_TIMEOUT, "the wait ran past its time limit; the work goes on "
+                                         "(nothing was cancelled)");
+    } else {
+        uint64_t slice = may_interrupt ? SLICE_NS : UINT64_MAX;
+        if (d && d - t0 < slice)
+            slice = d - t0;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t ns = (uint64_t)ts.tv_nsec + slice;
+        ts.tv_sec += (time_t)(ns / 1000000000u);
+        ts.tv_nsec = (long)(ns % 1000000000u);
+        if (pthread_cond_timedwait(&rt->cond, &rt->mu, &ts) == ETIMEDOUT && may_interrupt) {
+            pthread_mutex_unlock(&rt->mu);
+            if (ask() == 1)
+                st =
+                    pg__error(PG_ERROR_INTERRUPTED, "interrupted while waiting (the work goes on)");
+            pthread_mutex_lock(&rt->mu);
+        }
+    }
+    rt->stats.host_wait_ns += pg__now_ns() - t0;
+    return st;
+}
