@@ -531,6 +531,40 @@ static const char *temp_root(void) {
     return t && *t ? t : "/tmp";
 }
 
+/* Load a cached build. Its bytes were checked (owner, mode, digest) through the descriptor they
+ * were read from; loading them from a new file of our own means the file checked is the file
+ * loaded, and a later change to the cache file (truncated, rebuilt by another process) cannot
+ * reach the mapped code. The copy goes into the cache folder (checked: no one else writes there,
+ * and unlike some TMPDIRs it allows executables) or, if that is read-only, a private folder. */
+static int load_cached(const char *cache, const pg__kcache_key *k, uint64_t check,
+                       pg__cpu_module *m, char *why, size_t whyn) {
+    char *path = pg__kcache_path(cache, k, ".so"), *data = NULL, *copy = NULL, *dir = NULL;
+    size_t len = 0;
+    int r = path ? pg__kcache_load(path, check, &data, &len) : -1;
+    free(path);
+    if (r == 0 && pg__kcache_temp_write(cache, ".so", data, len, &copy) != 0) {
+        size_t n = strlen(temp_root()) + 20;
+        if ((dir = malloc(n)) != NULL) {
+            snprintf(dir, n, "%s/polygpu-XXXXXX", temp_root());
+            if (!mkdtemp(dir) || pg__kcache_temp_write(dir, ".so", data, len, &copy) != 0)
+                r = -1;
+        } else {
+            r = -1;
+        }
+    }
+    free(data);
+    if (r == 0)
+        r = load_module(copy, check, m, why, whyn);
+    if (copy)
+        unlink(copy); /* the mapping stays */
+    free(copy);
+    if (dir) {
+        rmdir(dir);
+        free(dir);
+    }
+    return r;
+}
+
 /* The first lines of a compiler log, for the error message (the whole log goes to the detail). */
 static void log_head(const char *log, char *out, size_t outn) {
     size_t n = 0;
@@ -549,7 +583,7 @@ static void build_key(const pg__kernel_src *src, const char *cxx, const char *ve
                       pg__kcache_key *k) {
     char buf[64];
     pg__kcache_key_init(k);
-    pg__kcache_key_add(k, "format", "polygpu-cpu-kernel 2");
+    pg__kcache_key_add(k, "format", "polygpu-cpu-kernel 3");
     pg__kcache_key_add(k, "prelude", pg__cpu_prelude_version);
     snprintf(buf, sizeof buf, "%016llx",
              (unsigned long long)pg__kcache_hash(pg__cpu_prelude, strlen(pg__cpu_prelude)));
@@ -635,8 +669,10 @@ static char *path_join(const char *dir, const char *file) {
     return p;
 }
 
-/* Compile b->tu into b->so, or fail with PG_ERROR_COMPILE and the log. */
-static pg_status run_compiler(const pg__kernel_src *src, build *b, const strv *opts) {
+/* Compile b->tu into b->so, or fail with PG_ERROR_COMPILE and the log. cache: the checked cache
+ * folder, or NULL. */
+static pg_status run_compiler(const pg__kernel_src *src, const char *cache, build *b,
+                              const strv *opts) {
     size_t n = strlen(temp_root()) + 20;
     if (!(b->workdir = malloc(n)))
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -658,8 +694,7 @@ static pg_status run_compiler(const pg__kernel_src *src, build *b, const strv *o
         b->cpp = NULL;
         return pg__error(PG_ERROR_IO, "cannot write %s/kernel.cpp: %s", b->workdir, strerror(e));
     }
-    if (src->cache_dir && *src->cache_dir && pg__kcache_mkdir(src->cache_dir) == 0 &&
-        pg__kcache_temp(src->cache_dir, ".so", &b->so) == 0)
+    if (cache && pg__kcache_temp(cache, ".so", &b->so) == 0)
         b->so_in_cache = 1; /* else the cache folder is not writable: build uncached */
     if (!b->so && !(b->so = path_join(b->workdir, "kernel.so")))
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -717,7 +752,10 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
 
     pg__cpu_module m = {0};
     char why[1024], no_cxx[512];
-    const char *cache = src->cache_dir && *src->cache_dir ? src->cache_dir : NULL;
+    /* A folder others could write is no cache: its objects would be code anyone could plant. */
+    const char *cache = src->cache_dir && *src->cache_dir && pg__kcache_dir(src->cache_dir) == 0
+                            ? src->cache_dir
+                            : NULL;
     b.cxx = find_compiler(no_cxx, sizeof no_cxx);
     if (b.cxx && compiler_version(b.cxx, &b.version) != PG_OK) {
         /* A compiler that does not run counts as none: the cache may still serve. */
@@ -734,11 +772,8 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
     /* A cache hit runs no compiler. Without one, any build of the same inputs will do. */
     uint64_t stored_check;
     int hit = 0;
-    if (cache && pg__kcache_match(cache, &b.key, b.cxx == NULL, &stored_check)) {
-        char *path = pg__kcache_path(cache, &b.key, ".so");
-        hit = path && load_module(path, stored_check, &m, why, sizeof why) == 0;
-        free(path);
-    }
+    if (cache && pg__kcache_match(cache, &b.key, b.cxx == NULL, &stored_check))
+        hit = load_cached(cache, &b.key, stored_check, &m, why, sizeof why) == 0;
     if (!hit && !b.cxx)
         st = pg__error(PG_ERROR_DEVICE, "%s", no_cxx);
     if (!hit && !st) {
@@ -746,15 +781,16 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
         if (!(b.tu = translation_unit(src, b.source, blocks, check)))
             st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         if (!st)
-            st = run_compiler(src, &b, &opts);
+            st = run_compiler(src, cache, &b, &opts);
         if (!st && load_module(b.so, check, &m, why, sizeof why) != 0) {
             st = pg__error(PG_ERROR_COMPILE,
                            "kernel '%s' compiled for CPU devices but could not be loaded: %s",
                            src->name, why);
             pg__error_set_log(why);
         }
-        /* Loaded already, so the file may move: into the cache, or away. */
-        if (!st && b.so_in_cache && pg__kcache_install(cache, &b.key, ".so", b.so) == 0) {
+        /* Loaded already, so the file may go: its bytes into the cache, or away. */
+        if (!st && b.so_in_cache) {
+            pg__kcache_install(cache, &b.key, ".so", b.so);
             free(b.so);
             b.so = NULL;
         }

@@ -38,7 +38,8 @@ typedef struct pg__cpu_module pg__cpu_module;
  * devices lack (inline PTX, half precision, textures...): PG_ERROR_UNSUPPORTED naming it;
  * a name the source does not define: PG_ERROR_NOT_FOUND; an option with no CPU meaning:
  * PG_ERROR_ARGUMENT. With src->cache_dir, builds are cached there (created if needed; if it
- * cannot be written the build is simply not cached): a hit runs no compiler, and when no
+ * cannot be written, or others could write it, the build is not cached; see kernel_cache.h for
+ * the checks on the folder and on each cached object): a hit runs no compiler, and when no
  * compiler is available any cached build of the same source, name, options and parameter
  * types is used. Thread-safe. */
 pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out);

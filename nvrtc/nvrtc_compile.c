@@ -219,7 +219,7 @@ pg_status pg__nvrtc_compile(const pg__kernel_src *src, int major, int minor, pg_
     snprintf(ptxs, sizeof ptxs, "%d", ptx);
     pg__kcache_key key;
     pg__kcache_key_init(&key);
-    pg__kcache_key_add(&key, "kind", "nvrtc-v1");
+    pg__kcache_key_add(&key, "kind", "nvrtc-v2");
     pg__kcache_key_add(&key, "source", src->source);
     pg__kcache_key_add(&key, "name", src->name);
     pg__kcache_key_add(&key, "options", src->options);
@@ -227,12 +227,18 @@ pg_status pg__nvrtc_compile(const pg__kernel_src *src, int major, int minor, pg_
     pg__kcache_key_add(&key, "ptx", ptxs);
     pg__kcache_key_tools(&key);
     pg__kcache_key_add(&key, "nvrtc", version);
-    const char *dir = src->cache_dir;
+    /* A folder others could write is no cache: a CUBIN runs on the device with this user's rights
+     * (v2: entries carry a header with their digest). */
+    const char *dir = src->cache_dir && *src->cache_dir && pg__kcache_dir(src->cache_dir) == 0
+                          ? src->cache_dir
+                          : NULL;
     char *path = dir && !key.failed ? pg__kcache_path(dir, &key, ".cubin") : NULL;
     char *data = NULL;
     size_t len = 0;
-    /* Cached entry: "<lowered name>\0<image>". */
-    if (path && pg__kcache_match(dir, &key, 0, NULL) && !pg__kcache_read(path, &data, &len)) {
+    uint64_t key_check;
+    /* Cached entry: "<lowered name>\0<image>", loaded from the bytes that were checked. */
+    if (path && pg__kcache_match(dir, &key, 0, &key_check) &&
+        !pg__kcache_load(path, key_check, &data, &len)) {
         size_t nl = strnlen(data, len);
         if (nl < len && (out->lowered = strdup(data)) && (out->data = malloc(len - nl))) {
             memcpy(out->data, data + nl + 1, len - nl - 1);
@@ -248,7 +254,7 @@ pg_status pg__nvrtc_compile(const pg__kernel_src *src, int major, int minor, pg_
     }
     free(data);
     pg_status st = compile(src, arch, ptx, out);
-    if (!st && path && !pg__kcache_mkdir(dir)) {
+    if (!st && path) {
         size_t nl = strlen(out->lowered);
         char *entry = malloc(nl + 1 + out->size);
         if (entry) {
