@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 void pg_options_init(pg_options *o) {
@@ -199,8 +200,8 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
             snprintf(def, sizeof def, "%s/polygpu", xdg);
         else if (home && *home)
             snprintf(def, sizeof def, "%s/.cache/polygpu", home);
-        else
-            snprintf(def, sizeof def, "/tmp/polygpu-cache");
+        else /* one per user: a shared folder would be refused as writable by others */
+            snprintf(def, sizeof def, "/tmp/polygpu-cache-%u", (unsigned)geteuid());
         cd = def;
     }
     return copy_str(r->cache_dir, sizeof r->cache_dir, cd, "cache_dir");
