@@ -185,12 +185,12 @@ static void *read_until_freed(void *p) {
 
 static void free_racing_use(void) {
     pg_runtime *rt = test_runtime("host:2", NULL, NULL);
-    for (int round = 0; round < 200; round++) {
+    for (int round = 0; round < 3000; round++) {
         free_job j = {test_array(rt, 256), 0};
         pthread_t t;
         pthread_create(&t, NULL, read_until_freed, &j);
         atomic_store(&j.go, 1);
-        for (volatile int spin = 0; spin < round * 50; spin++)
+        for (volatile int spin = 0; spin < (round % 200) * 50; spin++)
             ;
         /* Refused while the reader's copy is in progress (the array is mapped for it). */
         pg_status st;
