@@ -36,7 +36,7 @@ test-asan:
 test-tsan:
 	@cmake -S . -B build-tsan -DPG_SANITIZE=thread -DPG_BINDINGS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@cmake --build build-tsan -j$(JOBS)
-	@cd build-tsan && PG_DIFF_PROGRAMS=25 TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+	@cd build-tsan && PG_DIFF_PROGRAMS=25 TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" ctest --output-on-failure -j$(JOBS)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -215,6 +215,12 @@ static int child_after_fork(pg_runtime *rt, pg_kernel *fill, pg_array *a) {
     float f;
     if (pg_array_read(a, 0, 1, &f) != PG_ERROR_STATE)
         return 12;
+#if defined(__SANITIZE_THREAD__)
+    /* ThreadSanitizer cannot start threads in the child of a multi-threaded fork ("dup thread
+     * with used id"): the plain and ASan builds check the new runtime in the child. */
+    fprintf(stderr, "fork: new runtime in the child not checked under ThreadSanitizer\n");
+    return pg_runtime_free(rt) ? 18 : 0;
+#endif
     /* A runtime of its own works in the child. */
     pg_options o;
     pg_options_init(&o);
