@@ -150,25 +150,22 @@ void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc) {
         pg__comp_set(rt, &a->ready[l], l == loc ? c : NULL);
 }
 
-/* The stream for a copy of a from src to dst: the producer's while it still runs there (no
- * cross-stream wait needed), else an idle stream of the device that does the copy (the GPU end
- * of a host copy, the destination of a peer copy), else a new one. */
+/* The stream for a copy of a from src to dst. The copy waits for the work that made src's copy
+ * current (a->ready[src], by an event when on another stream) and for nothing else: host reads,
+ * host writes and prefetches never wait for unrelated work queued after that producer. So: the
+ * producer's stream while the producer is still the last work there (no cross-stream wait), else
+ * an idle stream of the device that does the copy (the GPU end of a host copy, the destination of
+ * a peer copy), else a new one. */
 static pg_status copy_stream_for(pg__runtime *rt, pg__array *a, int src, int dst,
                                  pg__stream **out) {
     int dev = dst == 0 ? src - 1 : dst - 1;
     pg__comp *r = a->ready[src];
-    *out = NULL;
-    if (r && r->stream && r->stream->device == dev && !pg__comp_done(rt, r)) {
+    if (r && r->stream && r->stream->device == dev && r->stream->last == r) {
         *out = r->stream;
         return PG_OK;
     }
-    pg__device *d = &rt->dev[dev];
-    for (int i = 0; i < d->nstreams; i++)
-        if (!pg__stream_busy(rt, d->streams[i])) {
-            *out = d->streams[i];
-            return PG_OK;
-        }
-    return pg__stream_get_new(rt, dev, out);
+    *out = pg__stream_idle(rt, dev);
+    return *out ? PG_OK : pg__stream_get_new(rt, dev, out);
 }
 
 pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp **wait) {

@@ -282,6 +282,8 @@ void pg__kernel_unref(pg__kernel *k);
 /* ---- streams (core/streams.c) */
 pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out);
 int pg__stream_busy(pg__runtime *rt, pg__stream *s);
+/* The first stream of dev with no unfinished work, or NULL. */
+pg__stream *pg__stream_idle(pg__runtime *rt, int dev);
 /* A new stream on dev, or past PG__MAX_STREAMS the least recently used one. */
 pg_status pg__stream_get_new(pg__runtime *rt, int dev, pg__stream **out);
 void pg__streams_free(pg__runtime *rt);

@@ -53,6 +53,14 @@ int pg__stream_busy(pg__runtime *rt, pg__stream *s) {
     return !pg__comp_done(rt, s->last);
 }
 
+pg__stream *pg__stream_idle(pg__runtime *rt, int dev) {
+    pg__device *d = &rt->dev[dev];
+    for (int i = 0; i < d->nstreams; i++)
+        if (!pg__stream_busy(rt, d->streams[i]))
+            return d->streams[i];
+    return NULL;
+}
+
 static void stream_free(pg__runtime *rt, pg__stream *s) {
     if (!s)
         return;

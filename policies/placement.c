@@ -1,6 +1,7 @@
-/* placement.c: where a computation runs — the flow of the GrCUDA paper's Figure 5. Without
- * unfinished parents the device policy picks a device and the new-stream policy a stream there;
- * with parents the parent-stream policy tries the parents' devices and streams first. Reads
+/* placement.c: where a computation runs — the flow of the GrCUDA paper's Figure 5 (GrCUDA's
+ * GrCUDAStreamPolicy). Without unfinished parents, or when every parent's stream was taken by a
+ * sibling, the device policy picks among all devices and the new-stream policy a stream there;
+ * otherwise the parent-stream policy reuses a free parent's stream (docs/PLACEMENT.md). Reads
  * runtime state only: the caller creates streams and marks stream reuse. */
 #include "core/internal.h"
 
@@ -52,13 +53,7 @@ static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates,
 
 /* New-stream policy: fifo reuses a stream whose work has finished; NULL asks for a new one. */
 static pg__stream *new_stream(pg__runtime *rt, int dev) {
-    if (rt->opt.stream_policy == PG__NEW_ALWAYS)
-        return NULL;
-    pg__device *d = &rt->dev[dev];
-    for (int i = 0; i < d->nstreams; i++)
-        if (!pg__stream_busy(rt, d->streams[i]))
-            return d->streams[i];
-    return NULL;
+    return rt->opt.stream_policy == PG__NEW_ALWAYS ? NULL : pg__stream_idle(rt, dev);
 }
 
 /* A parent on dev whose stream no sibling has taken yet. */
@@ -73,43 +68,40 @@ pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream
                            pg__comp **stream_parent) {
     pg__comp *ps[PG__MAX_PARAMS * 4];
     int n = 0;
-    uint32_t parent_devs = 0;
+    uint32_t free_devs = 0; /* devices of parents whose stream no sibling has taken */
     for (int i = 0; i < c->nparents && n < (int)(sizeof ps / sizeof *ps); i++) {
         pg__comp *p = c->parents[i];
         if (p->stream && p->stream->index < PG__MAX_STREAMS && !pg__comp_known_done(p)) {
             ps[n++] = p;
-            parent_devs |= 1u << p->device;
+            if (!p->stream_taken)
+                free_devs |= 1u << p->device;
         }
     }
     uint32_t all = (1u << rt->ndev) - 1;
     *stream_parent = NULL;
-    pg_status st = PG_OK;
-    if (!n) {
-        st = choose(rt, c, all, device);
-        if (!st)
-            *stream = new_stream(rt, *device);
-        return st;
-    }
     pg__comp *p = NULL;
-    switch (rt->opt.parent_stream_policy) {
-    case PG__PARENT_SAME:
+    pg_status st = PG_OK;
+    if (n && rt->opt.parent_stream_policy == PG__PARENT_SAME) {
         *device = ps[0]->device;
         *stream = ps[0]->stream;
         return PG_OK;
-    case PG__PARENT_DISJOINT:
+    }
+    /* Figure 5: a parent's stream is reused only while no sibling has taken it. With no parent
+     * stream left to reuse (or no unfinished parent), the device policy picks among all devices,
+     * not only the parents', and the new-stream policy a stream there. Early-disjoint always asks
+     * the device policy first, then reuses a free parent stream on the device it chose. */
+    if (!n || !free_devs || rt->opt.parent_stream_policy == PG__PARENT_MULTIGPU_EARLY_DISJOINT) {
+        st = choose(rt, c, all, device);
+        p = st || !n ? NULL : free_parent_on(ps, n, *device); /* early-disjoint: may reuse */
+    } else if (rt->opt.parent_stream_policy == PG__PARENT_DISJOINT) {
+        /* The first parent whose stream is free; the device policy is not asked. */
         for (int i = 0; i < n && !p; i++)
             if (!ps[i]->stream_taken)
                 p = ps[i];
-        *device = p ? p->device : ps[0]->device;
-        break;
-    case PG__PARENT_MULTIGPU_DISJOINT:
-        st = choose(rt, c, parent_devs, device);
+        *device = p->device;
+    } else { /* multigpu-disjoint: the best device among the free parents' */
+        st = choose(rt, c, free_devs, device);
         p = st ? NULL : free_parent_on(ps, n, *device);
-        break;
-    case PG__PARENT_MULTIGPU_EARLY_DISJOINT:
-        st = choose(rt, c, all, device);
-        p = st ? NULL : free_parent_on(ps, n, *device);
-        break;
     }
     if (st)
         return st;

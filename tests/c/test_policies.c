@@ -144,15 +144,14 @@ int main(void) {
         CHECK(choose("minmax-transfer-time", &v) == 3);
         devs[3].busy_streams = 0;
 
-        /* Inputs only on the host, host links measured a few percent apart (as a real matrix
-         * is). The runtime gives policies the matrix equalized (devices/interconnect.h): a
-         * tie, so successive computations spread over every device instead of all going to
-         * the fastest-measured link. A link 2x faster still wins. */
+        /* Inputs only on the host: no device holds any, so the choice is data-blind and
+         * successive computations spread over every device, even when one host link measures
+         * 2x faster than the others (the paper's rule: a transfer-time ranking of devices that
+         * hold nothing would send every such computation to one device). */
         pg__interconnect ic;
         pg__interconnect_default(&ic, NDEV, 10, 100);
-        ic.bw[0 * NLOC + 1] = 10.3;
-        ic.bw[0 * NLOC + 2] = 9.8;
-        ic.bw[0 * NLOC + 3] = 10.1;
+        ic.bw[0 * NLOC + 3] = 20;
+        pg__interconnect_equalize(&ic, 0.10, bw);
         pg_policy_array h[1] = {{1 << 20, HOST, PG_ACCESS_IN}};
         v = view(h, 1);
         const char *timed[] = {"minmax-transfer-time", "min-transfer-time"};
@@ -160,17 +159,49 @@ int main(void) {
             const pg_device_policy *pol = policy(timed[p]);
             void *st = pol->create(NDEV);
             unsigned used = 0;
-            pg__interconnect_equalize(&ic, 0.10, bw);
             for (int i = 0; i < NDEV; i++)
                 used |= 1u << pol->choose(st, &v);
             CHECK(used == (1u << NDEV) - 1);
-            ic.bw[0 * NLOC + 3] = 20;
-            pg__interconnect_equalize(&ic, 0.10, bw);
-            for (int i = 0; i < NDEV; i++)
-                CHECK(pol->choose(st, &v) == 2);
-            ic.bw[0 * NLOC + 3] = 10.1;
             pol->destroy(st);
         }
+
+        /* Between devices that hold enough, links measured a few percent apart (as a real
+         * matrix is) tie: the runtime gives policies the matrix equalized
+         * (devices/interconnect.h), so the work alternates instead of following the
+         * fastest-measured link. A link 2x faster still wins. A is on device 0, B on 1. */
+        pg__interconnect_default(&ic, NDEV, 10, 100);
+        ic.bw[1 * NLOC + 2] = 97;  /* device 0 -> 1: device 1 pulls A */
+        ic.bw[2 * NLOC + 1] = 103; /* device 1 -> 0: device 0 pulls B */
+        pg_policy_array ab[2] = {{1 << 20, ON(0), PG_ACCESS_IN}, {1 << 20, ON(1), PG_ACCESS_IN}};
+        v = view(ab, 2);
+        for (int p = 0; p < 2; p++) {
+            const pg_device_policy *pol = policy(timed[p]);
+            void *st = pol->create(NDEV);
+            unsigned used = 0;
+            pg__interconnect_equalize(&ic, 0.10, bw);
+            for (int i = 0; i < 2; i++)
+                used |= 1u << pol->choose(st, &v);
+            CHECK(used == 3u);
+            ic.bw[1 * NLOC + 2] = 200;
+            pg__interconnect_equalize(&ic, 0.10, bw);
+            for (int i = 0; i < 2; i++)
+                CHECK(pol->choose(st, &v) == 1);
+            ic.bw[1 * NLOC + 2] = 97;
+            pol->destroy(st);
+        }
+
+        /* Devices that hold enough are the only candidates: device 0 holds half the input
+         * bytes but its host link is slow; device 1 holds nothing and would copy A over a
+         * fast peer link and B from the host sooner. The threshold keeps the work on device 0
+         * (a device holding neither input is never chosen over one that holds enough). */
+        uniform(10, 100);
+        bw[0 * NLOC + 1] = 1;
+        pg_policy_array slow_host[2] = {{1 << 20, ON(0), PG_ACCESS_IN},
+                                        {1 << 20, HOST, PG_ACCESS_IN}};
+        v = view(slow_host, 2);
+        CHECK(choose("minmax-transfer-time", &v) == 0);
+        CHECK(choose("min-transfer-time", &v) == 0);
+        CHECK(choose("min-transfer-size", &v) == 0);
         uniform(10, 100);
     }
 
