@@ -142,8 +142,13 @@ public final class Runtime implements AutoCloseable {
          *
          * @param v in [0, 1], default 0.1
          * @return this
+         * @throws ArgumentException if {@code v} is NaN or outside [0, 1] (a negative value
+         *         does not mean "the default" here: leave the option unset for that)
          */
         public Options explorationThreshold(double v) {
+            if (!(v >= 0.0 && v <= 1.0))
+                throw new ArgumentException("explorationThreshold " + v
+                        + " is outside [0, 1]: give the share of launches that explore, e.g. 0.1");
             return set("exploration_threshold", Double.toString(v));
         }
 
