@@ -198,6 +198,12 @@ static PyObject *array_free(pgpy_array *a, PyObject *unused) {
         a->freed = 1;
         Py_RETURN_NONE;
     }
+    if (a->exports)
+        return PyErr_Format(pgpy_errors[PG_ERROR_STATE],
+                            "cannot free the array: %zd buffer view%s of it (memoryview, NumPy "
+                            "array from np.asarray) %s still open or being taken; release them "
+                            "first",
+                            a->exports, a->exports == 1 ? "" : "s", a->exports == 1 ? "is" : "are");
     pg_array *h = a->h;
     pg_status st;
     Py_BEGIN_ALLOW_THREADS
