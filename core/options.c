@@ -2,6 +2,7 @@
 #include "core/internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,13 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
     if (!strcmp(name, "exploration_threshold")) {
         double d = 0;
         pg_status st = parse_number(name, value, &d);
+        /* Checked here: in the struct a negative number means "unset", and NaN fails every
+         * comparison, so either would silently become the default. */
+        if (st == PG_OK && !(d >= 0.0 && d <= 1.0))
+            st = pg__error(PG_ERROR_ARGUMENT,
+                           "option exploration_threshold: '%s' is outside [0, 1]; give the "
+                           "share of launches that explore, e.g. 0.1",
+                           value);
         if (st == PG_OK)
             o->exploration_threshold = d;
         return st;
@@ -160,6 +168,10 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
             return st;
     }
 
+    if (isnan(o->exploration_threshold))
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "exploration_threshold is NaN; give a share in [0, 1], or a negative "
+                         "number for the default");
     if (o->exploration_threshold >= 0) {
         r->exploration_threshold = o->exploration_threshold;
     } else {

@@ -94,13 +94,11 @@ typedef union element {
     double f;
 } element;
 
+/* a[i] reads element i; a.name is a method; any other key is an error, never nil. */
 static int arr_index(lua_State *L) {
     lpg_array *a = luaL_checkudata(L, 1, LPG_ARRAY_MT);
-    if (lua_type(L, 2) != LUA_TNUMBER) {
-        lua_pushvalue(L, 2);
-        lua_rawget(L, lua_upvalueindex(1)); /* a method, or nil */
-        return 1;
-    }
+    if (lua_type(L, 2) != LUA_TNUMBER)
+        return lpg_index_method(L, 2, "; elements are a[1] .. a[#a] (integer indices)");
     usable(L, a);
     uint64_t i = check_index(L, a, 2);
     element e;
@@ -113,9 +111,17 @@ static int arr_index(lua_State *L) {
 
 static int arr_newindex(lua_State *L) {
     lpg_array *a = lpg_check_array(L, 1);
-    if (lua_type(L, 2) != LUA_TNUMBER)
-        return lpg_error(L, PG_ERROR_ARGUMENT, "arrays take integer indices, not a %s",
-                         luaL_typename(L, 2));
+    if (lua_type(L, 2) == LUA_TSTRING)
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "arrays take integer indices a[1] .. a[#a], not a string ('%s'): "
+                         "their fields cannot be set",
+                         lua_tostring(L, 2));
+    if (lua_type(L, 2) != LUA_TNUMBER) {
+        const char *tname = luaL_typename(L, 2);
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "arrays take integer indices a[1] .. a[#a], not a %s (%s)", tname,
+                         luaL_tolstring(L, 2, NULL));
+    }
     uint64_t i = check_index(L, a, 2);
     element e;
     lpg_check_element(L, 3, a->desc.dtype, &e, "array element", (lua_Integer)i + 1);
@@ -307,8 +313,7 @@ void lpg_array_register(lua_State *L) {
     };
     luaL_newmetatable(L, LPG_ARRAY_MT);
     luaL_setfuncs(L, meta, 0);
-    luaL_newlib(L, methods);
-    lua_pushcclosure(L, arr_index, 1);
+    lpg_push_index(L, LPG_ARRAY_MT, methods, arr_index);
     lua_setfield(L, -2, "__index");
     lua_pushliteral(L, "polygpu.array");
     lua_setfield(L, -2, "__metatable");

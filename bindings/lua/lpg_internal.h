@@ -50,6 +50,13 @@ lpg_array *lpg_check_array(lua_State *L, int idx);
 /* Whether the value at idx is a polygpu array (freed or not). */
 lpg_array *lpg_test_array(lua_State *L, int idx);
 
+/* Push the __index of a userdata type: a closure of `index` (NULL: methods only) whose
+ * upvalues hold the methods (a static list) and the type's name, for lpg_index_method. */
+void lpg_push_index(lua_State *L, const char *type, const luaL_Reg *methods, lua_CFunction index);
+/* From such a closure: push the method named by the key at `key`, or raise an argument error
+ * naming the key, the type and its methods, followed by `hint`. */
+int lpg_index_method(lua_State *L, int key, const char *hint);
+
 /* Register the metatables of the three userdata types. */
 void lpg_runtime_register(lua_State *L);
 void lpg_array_register(lua_State *L);

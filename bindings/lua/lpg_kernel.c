@@ -218,7 +218,7 @@ void lpg_kernel_register(lua_State *L) {
     };
     luaL_newmetatable(L, LPG_KERNEL_MT);
     luaL_setfuncs(L, meta, 0);
-    luaL_newlib(L, methods);
+    lpg_push_index(L, LPG_KERNEL_MT, methods, NULL);
     lua_setfield(L, -2, "__index");
     lua_pushliteral(L, "polygpu.kernel");
     lua_setfield(L, -2, "__metatable");

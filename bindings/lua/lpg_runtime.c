@@ -250,7 +250,7 @@ void lpg_runtime_register(lua_State *L) {
     };
     luaL_newmetatable(L, LPG_RUNTIME_MT);
     luaL_setfuncs(L, meta, 0);
-    luaL_newlib(L, methods);
+    lpg_push_index(L, LPG_RUNTIME_MT, methods, NULL);
     lua_setfield(L, -2, "__index");
     lua_pushliteral(L, "polygpu.runtime"); /* getmetatable(rt) gives this, not the table */
     lua_setfield(L, -2, "__metatable");

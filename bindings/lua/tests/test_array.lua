@@ -43,7 +43,7 @@ return {
         T.raises(function() return a[1.5] end, "not an integer")
         T.raises(function() a.x = 1 end, "integer indices")
         T.raises(function() a[1] = "one" end, "expected a number")
-        T.eq(a.nonexistent, nil, "unknown names read as nil")
+        T.raises(function() return a.nonexistent end, "no field 'nonexistent'")
         a[5] = 3
         T.eq(a[5], 3.0, "the array still works")
     end},

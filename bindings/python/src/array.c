@@ -194,6 +194,16 @@ static PyObject *get_locations(pgpy_array *a, void *closure) {
 static PyObject *array_free(pgpy_array *a, PyObject *unused) {
     if (a->freed)
         Py_RETURN_NONE;
+    if (a->rt->closed) { /* closing the runtime freed it */
+        a->freed = 1;
+        Py_RETURN_NONE;
+    }
+    if (a->exports)
+        return PyErr_Format(pgpy_errors[PG_ERROR_STATE],
+                            "cannot free the array: %zd buffer view%s of it (memoryview, NumPy "
+                            "array from np.asarray) %s still open or being taken; release them "
+                            "first",
+                            a->exports, a->exports == 1 ? "" : "s", a->exports == 1 ? "is" : "are");
     pg_array *h = a->h;
     pg_status st;
     Py_BEGIN_ALLOW_THREADS
@@ -293,7 +303,8 @@ static PyObject *array_exit(pgpy_array *a, PyObject *args) {
 static PyMethodDef array_methods[] = {
     {"free", (PyCFunction)array_free, METH_NOARGS,
      "free()\n--\n\nRelease the array now instead of when Python collects it. Kernels still "
-     "using it\nfinish first (the memory goes when they end). Later use raises StateError."},
+     "using it\nfinish first (the memory goes when they end). Later use raises StateError. "
+     "After\nthe runtime was closed (which freed it) it does nothing."},
     {"tolist", (PyCFunction)array_tolist, METH_NOARGS,
      "tolist()\n--\n\nThe contents as (nested) Python lists of int or float: one host read."},
     {"to_numpy", (PyCFunction)array_to_numpy, METH_NOARGS,

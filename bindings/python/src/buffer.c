@@ -17,10 +17,16 @@ static int export_array(pgpy_array *a, PyObject *owner, Py_buffer *view, int fla
     pg_array *h = a->h;
     void *ptr = NULL;
     pg_status st;
+    /* Counted before the GIL goes, as the map may wait: a close or free by another thread
+     * meanwhile must see the view being taken, not free the memory under it. */
+    a->exports++;
+    a->rt->exports++;
     Py_BEGIN_ALLOW_THREADS
     st = pg_array_map(h, access, &ptr);
     Py_END_ALLOW_THREADS
     if (st != PG_OK) {
+        a->exports--;
+        a->rt->exports--;
         view->obj = NULL;
         pgpy_raise(st);
         return -1;
@@ -42,8 +48,6 @@ static int export_array(pgpy_array *a, PyObject *owner, Py_buffer *view, int fla
     view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? a->view_strides : NULL;
     view->suboffsets = NULL;
     view->internal = NULL;
-    a->exports++;
-    a->rt->exports++;
     return 0;
 }
 

@@ -323,6 +323,10 @@ static PyObject *kernel_launch(pgpy_kernel *k, PyObject *args, PyObject *kwargs)
 static PyObject *kernel_free(pgpy_kernel *k, PyObject *unused) {
     if (k->freed)
         Py_RETURN_NONE;
+    if (k->rt->closed) { /* closing the runtime freed it */
+        k->freed = 1;
+        Py_RETURN_NONE;
+    }
     pg_kernel *h = k->h;
     pg_status st;
     Py_BEGIN_ALLOW_THREADS

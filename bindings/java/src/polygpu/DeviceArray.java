@@ -5,7 +5,6 @@ import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An array of a {@link Runtime}: one host copy plus one per device that used it; the runtime
@@ -20,35 +19,131 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>{@link #close()} frees the array (work still using it keeps its memory until it ends); an
  * array the program drops is freed by a {@link Cleaner}. Calls on a closed array, or on an array
- * of a closed runtime, throw {@link IllegalStateException}.
+ * of a closed runtime, throw {@link IllegalStateException}. A host view ({@link #asByteBuffer})
+ * never points at freed memory: the memory it shows is freed only once the view's buffers are
+ * unreachable, whatever was closed before.
  */
 public final class DeviceArray implements AutoCloseable {
 
-    /** The native array; no reference to the DeviceArray object, as the Cleaner requires. */
+    /**
+     * The native array; no reference to the DeviceArray object, as the Cleaner requires.
+     *
+     * <p>A buffer from {@link #asByteBuffer} shows the native array's host memory, and Java has no
+     * way to take a buffer back. So the native array is freed only when it is closed (or
+     * dropped) and no such buffer is reachable any more: each buffer is "pinned" from its
+     * creation until the Cleaner sees it collected, as a {@code MappedByteBuffer}'s mapping lives
+     * until the buffer is collected. Lock order: the runtime's lock, then this object's monitor,
+     * which guards the counters.
+     */
     static final class State implements Runnable {
         final Runtime.State rt;
         final long handle;
         final AtomicBoolean closed = new AtomicBoolean();
         /** Host views not yet released: ended before the free, which refuses a mapped array. */
-        final AtomicInteger maps = new AtomicInteger();
+        private int maps;
+        /** Buffers not yet collected, plus host views being taken. */
+        private int pins;
+        /** Whether the native array was freed. */
+        private boolean freed;
 
         State(Runtime.State rt, long handle) {
             this.rt = rt;
             this.handle = handle;
+            rt.arrays.add(this);
         }
 
+        /** close() or the Cleaner: ends the open views; frees the array unless a buffer pins it. */
         @Override
         public void run() {
             rt.lock.readLock().lock();
             try {
                 if (closed.getAndSet(true) || rt.closed())
-                    return; /* a closed runtime freed its arrays itself */
-                for (int n = maps.get(); n > 0; n = maps.decrementAndGet())
-                    Native.arrayUnmap(handle);
-                Native.arrayFree(handle);
+                    return; /* a closed runtime freed its arrays, or frees them with itself */
+                synchronized (this) {
+                    try {
+                        endViews();
+                    } finally {
+                        if (pins == 0)
+                            free();
+                    }
+                }
             } finally {
                 rt.lock.readLock().unlock();
             }
+        }
+
+        /** Ends every open view; the caller holds the runtime's lock and this monitor. */
+        private void endViews() {
+            for (; maps > 0; maps--)
+                Native.arrayUnmap(handle);
+        }
+
+        /** Frees the native array; the caller holds the runtime's lock and this monitor. */
+        private void free() {
+            freed = true;
+            rt.arrays.remove(this);
+            Native.arrayFree(handle);
+        }
+
+        /** For a runtime closing while buffers are pinned (its write lock held). */
+        synchronized void endViewsForClose() {
+            endViews();
+        }
+
+        /** For a runtime closing while buffers are pinned: frees this array if none shows it. */
+        synchronized void freeUnlessPinned() {
+            if (pins == 0 && !freed)
+                free();
+        }
+
+        /** Whether the native array was freed (for tests). */
+        synchronized boolean freed() {
+            return freed;
+        }
+
+        /** One more buffer, or a view being taken; the caller holds the runtime's read lock. */
+        synchronized void pin() {
+            pins++;
+            rt.pins.incrementAndGet();
+        }
+
+        /** A view was taken: count it; false (and nothing counted) if the array was closed. */
+        synchronized boolean mapped() {
+            if (closed.get())
+                return false;
+            maps++;
+            return true;
+        }
+
+        /** Ends the most recent view; the caller holds the runtime's read lock. */
+        synchronized void unmap() {
+            if (maps <= 0)
+                throw new StateException("release: the array has no open host view "
+                        + "(asByteBuffer) to release");
+            Native.arrayUnmap(handle);
+            maps--;
+        }
+
+        /**
+         * A buffer was collected (the Cleaner), or a view being taken ended without one: frees
+         * the array if it was closed and this was its last buffer, and the runtime if it was
+         * closed and this was the last buffer of any of its arrays.
+         */
+        void unpin() {
+            boolean lastOfRuntime;
+            rt.lock.readLock().lock();
+            try {
+                synchronized (this) {
+                    pins--;
+                    if (pins == 0 && !freed && (closed.get() || rt.closed()) && !rt.freed())
+                        free();
+                }
+            } finally {
+                lastOfRuntime = rt.pins.decrementAndGet() == 0 && rt.closed();
+                rt.lock.readLock().unlock();
+            }
+            if (lastOfRuntime)
+                rt.lastPinDropped();
         }
     }
 
@@ -853,12 +948,22 @@ public final class DeviceArray implements AutoCloseable {
      * for the last writer ({@link Access#IN}) or also for readers ({@link Access#OUT}, {@link
      * Access#INOUT}, which make the host copy the only valid one), and kernels that conflict
      * with it are held back, not failed, until it is released. Views nest; each needs its own
-     * release. The buffer must not be used after the release, nor after the array or runtime
-     * is closed.
+     * release.
+     *
+     * <p><b>Lifetime.</b> The buffer is coordinated with kernels only until its release (or the
+     * close of the array or runtime, which release open views). Using it later is a mistake
+     * whose writes may be lost or overwritten, but it is never a crash: like the mapping behind a
+     * {@code MappedByteBuffer}, the memory stays allocated until the buffer, and every buffer
+     * derived from it ({@code slice}, {@code asFloatBuffer}, ...), has been garbage-collected.
+     * So {@link #close()} of the array, or of its runtime, frees the native memory only once
+     * those buffers are unreachable; drop them (or let them go out of scope) to give the memory
+     * back promptly.
      *
      * @param access how the view is used; {@code IN} gives a read-only buffer
      * @return the view
      * @throws ArgumentException if the array is over 2 GiB, the most a ByteBuffer addresses
+     * @throws IllegalStateException if the array or its runtime was closed, also by another
+     *         thread while this call waited for the array
      */
     public ByteBuffer asByteBuffer(Access access) {
         if (access == null)
@@ -869,8 +974,25 @@ public final class DeviceArray implements AutoCloseable {
         ByteBuffer b;
         long h = enter();
         try {
-            b = Native.arrayMap(h, access.code(), nbytes());
-            state.maps.incrementAndGet();
+            /* Pinned before the map, so that a close meanwhile keeps the memory. */
+            state.pin();
+            try {
+                b = Native.arrayMap(h, access.code(), nbytes());
+            } catch (RuntimeException | Error e) {
+                state.unpin();
+                throw e;
+            }
+            if (!state.mapped()) {
+                try {
+                    Native.arrayUnmap(h);
+                } finally {
+                    state.unpin();
+                }
+                throw new IllegalStateException(
+                        "polygpu: the array was closed while asByteBuffer waited for it");
+            }
+            /* Derived buffers reference this one, so it is collected after all of them. */
+            Native.CLEANER.register(b, state::unpin);
         } finally {
             exit();
         }
@@ -880,26 +1002,17 @@ public final class DeviceArray implements AutoCloseable {
 
     /**
      * Ends the most recent host view taken with {@link #asByteBuffer()}: kernels held back by it
-     * may run.
+     * may run. The buffer stays valid memory (see {@link #asByteBuffer(Access)}) but no longer
+     * shows the array's current value reliably.
      *
      * @throws StateException if no view is open
+     * @throws IllegalStateException if the array or its runtime was closed (which released its
+     *         views)
      */
     public void release() {
-        long h = enter();
+        enter();
         try {
-            int n;
-            do {
-                n = state.maps.get();
-                if (n <= 0)
-                    throw new StateException("release: the array has no open host view "
-                            + "(asByteBuffer) to release");
-            } while (!state.maps.compareAndSet(n, n - 1));
-            try {
-                Native.arrayUnmap(h);
-            } catch (RuntimeException e) {
-                state.maps.incrementAndGet();
-                throw e;
-            }
+            state.unmap();
         } finally {
             exit();
         }
@@ -915,8 +1028,10 @@ public final class DeviceArray implements AutoCloseable {
     }
 
     /**
-     * Frees the array; open host views are released first and become invalid. Work that still
-     * uses the array keeps its memory until it ends. Closing again does nothing.
+     * Closes the array: every later call on it throws {@link IllegalStateException}, and open
+     * host views are released. The native array is freed now, or, while buffers from {@link
+     * #asByteBuffer} are still reachable, once they have been collected. Work that still uses
+     * the array keeps its memory until it ends. Closing again does nothing.
      */
     @Override
     public void close() {

@@ -7,6 +7,9 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -142,8 +145,13 @@ public final class Runtime implements AutoCloseable {
          *
          * @param v in [0, 1], default 0.1
          * @return this
+         * @throws ArgumentException if {@code v} is NaN or outside [0, 1] (a negative value
+         *         does not mean "the default" here: leave the option unset for that)
          */
         public Options explorationThreshold(double v) {
+            if (!(v >= 0.0 && v <= 1.0))
+                throw new ArgumentException("explorationThreshold " + v
+                        + " is outside [0, 1]: give the share of launches that explore, e.g. 0.1");
             return set("exploration_threshold", Double.toString(v));
         }
 
@@ -192,18 +200,38 @@ public final class Runtime implements AutoCloseable {
      * calls run in parallel (none waits for another's device work), and closing takes the write
      * lock, so the runtime is never freed under a call. It holds no reference to the Runtime
      * object, as the Cleaner requires.
+     *
+     * <p>Closing frees the native runtime at once unless buffers from {@link
+     * DeviceArray#asByteBuffer} of its arrays are still reachable ("pinned", see {@link
+     * DeviceArray.State}): the native runtime owns their memory, so it then does now what the
+     * free would do (end the host views, wait for the work, write the trace), frees the arrays
+     * no buffer shows, and frees the rest when the last pinned buffer is collected.
      */
     static final class State implements Runnable {
         final long handle;
         final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
         private volatile boolean closed;
+        /** Whether the native runtime was freed; written under the write lock. */
+        private boolean freed;
+        /** Buffers of its arrays not yet collected, plus host views being taken. */
+        final AtomicInteger pins = new AtomicInteger();
+        /** Its arrays not yet freed one by one, for a close that must keep some of them. */
+        final Set<DeviceArray.State> arrays = ConcurrentHashMap.newKeySet();
+        /** The trace file the native free writes, or null: written at a close that waits. */
+        private final byte[] trace;
 
-        State(long handle) {
+        State(long handle, byte[] trace) {
             this.handle = handle;
+            this.trace = trace;
         }
 
         boolean closed() {
             return closed;
+        }
+
+        /** Whether the native runtime was freed; the caller holds the lock. */
+        boolean freed() {
+            return freed;
         }
 
         @Override
@@ -213,7 +241,55 @@ public final class Runtime implements AutoCloseable {
                 if (closed)
                     return;
                 closed = true;
-                Native.runtimeFree(handle);
+                if (pins.get() == 0)
+                    free();
+                else
+                    closeKeepingPinnedArrays();
+            } finally {
+                lock.writeLock().unlock();
+            }
+        }
+
+        private void free() {
+            freed = true;
+            arrays.clear();
+            Native.runtimeFree(handle);
+        }
+
+        /** What the native free does, but arrays that buffers still show stay allocated. */
+        private void closeKeepingPinnedArrays() {
+            RuntimeException err = null;
+            for (DeviceArray.State a : arrays) {
+                try {
+                    a.endViewsForClose();
+                } catch (RuntimeException e) {
+                    err = err == null ? e : err;
+                }
+            }
+            try {
+                Native.runtimeSync(handle);
+                if (trace != null)
+                    Native.traceWrite(handle, trace);
+            } catch (RuntimeException e) {
+                err = err == null ? e : err;
+            }
+            for (DeviceArray.State a : arrays) {
+                try {
+                    a.freeUnlessPinned();
+                } catch (RuntimeException e) {
+                    err = err == null ? e : err;
+                }
+            }
+            if (err != null)
+                throw err;
+        }
+
+        /** The last pinned buffer of a closed runtime was collected: free what close left. */
+        void lastPinDropped() {
+            lock.writeLock().lock();
+            try {
+                if (closed && !freed && pins.get() == 0)
+                    free();
             } finally {
                 lock.writeLock().unlock();
             }
@@ -244,7 +320,9 @@ public final class Runtime implements AutoCloseable {
             names[i] = Native.cstr(e.getKey(), "option name");
             vals[i++] = Native.cstr(e.getValue(), "option " + e.getKey());
         }
-        state = new State(Native.runtimeNew(names, vals));
+        String trace = v.containsKey("trace") ? v.get("trace") : System.getenv("PG_TRACE");
+        byte[] tr = trace == null || trace.isEmpty() ? null : Native.cstr(trace, "trace");
+        state = new State(Native.runtimeNew(names, vals), tr);
         cleanable = Native.CLEANER.register(this, state);
     }
 
@@ -482,9 +560,14 @@ public final class Runtime implements AutoCloseable {
 
     /**
      * Waits for all work, writes the trace if one was asked for, and frees the runtime with every
-     * array and kernel still open (their host views become invalid). Closing again does nothing.
+     * array and kernel still open: their host views are released and every later call on them
+     * throws {@link IllegalStateException}. While buffers from {@link DeviceArray#asByteBuffer}
+     * of its arrays are still reachable, the memory they show, and the native runtime that owns
+     * it (with its devices and kernels), is freed only once they have been collected; the other
+     * arrays are freed now. Closing again does nothing.
      *
-     * @throws PolygpuException if waiting for the work failed; the runtime is freed anyway
+     * @throws PolygpuException if waiting for the work or writing the trace failed; the runtime
+     *         is closed anyway
      */
     @Override
     public void close() {

@@ -2,6 +2,7 @@ package polygpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static polygpu.TestSupport.BLOCK;
 import static polygpu.TestSupport.GRID;
@@ -54,6 +55,27 @@ class OptionsTest {
         assertTrue(Files.readString(trace).contains("traceEvents"));
         try (Stream<Path> files = Files.walk(cache)) {
             assertTrue(files.anyMatch(Files::isRegularFile), "a compiled kernel was cached");
+        }
+    }
+
+    @Test
+    void explorationThresholdOutsideZeroToOneIsRejected() {
+        for (double v : new double[] {Double.NaN, -0.5, 1.5, Double.POSITIVE_INFINITY,
+                Double.NEGATIVE_INFINITY}) {
+            ArgumentException e = assertThrows(ArgumentException.class,
+                    () -> new Runtime.Options().explorationThreshold(v), "threshold " + v);
+            assertTrue(e.getMessage().contains("explorationThreshold " + v)
+                    && e.getMessage().contains("[0, 1]"), e.getMessage());
+        }
+        Runtime.Options ok = new Runtime.Options().explorationThreshold(0).explorationThreshold(1);
+        assertEquals("1.0", ok.values().get("exploration_threshold"));
+        /* By name the text reaches the runtime, which checks it the same way: a negative or
+         * NaN threshold is an error there, not "unset". */
+        for (String v : new String[] {"NaN", "nan", "-0.5", "-1", "1.01", "inf"}) {
+            ArgumentException e = assertThrows(ArgumentException.class,
+                    () -> new Runtime(new Runtime.Options().set("exploration_threshold", v)),
+                    "threshold '" + v + "'");
+            assertTrue(e.getMessage().contains("exploration_threshold"), e.getMessage());
         }
     }
 
