@@ -58,6 +58,8 @@ void lpg_push_index(lua_State *L, const char *type, const luaL_Reg *methods, lua
 int lpg_index_method(lua_State *L, int key, const char *hint);
 
 /* Register the metatables of the three userdata types. */
+/* Ctrl-C ends a wait inside polygpu with an "interrupted" error (lpg_interrupt.c). */
+void lpg_interrupt_install(void);
 void lpg_runtime_register(lua_State *L);
 void lpg_array_register(lua_State *L);
 void lpg_kernel_register(lua_State *L);

@@ -48,6 +48,7 @@ static int mod_close(lua_State *L) {
 
 int luaopen_polygpu(lua_State *L) {
     luaL_checkversion(L);
+    lpg_interrupt_install();
     lpg_runtime_register(L);
     lpg_array_register(L);
     lpg_kernel_register(L);

@@ -1,6 +1,8 @@
 /* lpg_runtime.c: the runtime userdata: options from a Lua table, lifetime, and its methods. */
 #include "lpg_internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 lpg_runtime *lpg_check_runtime(lua_State *L, int idx) {
@@ -69,22 +71,39 @@ int lpg_runtime_new(lua_State *L) {
 
 /* Close once: the handle is dropped before the call, so even a failed free (e.g. the trace
  * could not be written: the runtime is gone all the same) is never retried. */
-static pg_status close_runtime(lpg_runtime *r) {
+static pg_status close_runtime(lpg_runtime *r, uint64_t timeout_ns) {
     pg_runtime *rt = r->rt;
     r->rt = NULL;
-    return rt ? pg_runtime_free(rt) : PG_OK;
+    return rt ? pg_runtime_free_timeout(rt, timeout_ns) : PG_OK;
+}
+
+/* An optional time limit in seconds (nil: none). */
+static uint64_t opt_timeout(lua_State *L, int i) {
+    if (lua_isnoneornil(L, i))
+        return UINT64_MAX;
+    lua_Number s = luaL_checknumber(L, i);
+    if (!(s >= 0) || s > 1e9)
+        lpg_error(L, PG_ERROR_ARGUMENT, "timeout must be nil or a number of seconds >= 0, not %f",
+                  (double)s);
+    return (uint64_t)(s * 1e9);
 }
 
 static int rt_close(lua_State *L) {
     lpg_runtime *r = luaL_checkudata(L, 1, LPG_RUNTIME_MT);
-    pg_status st = close_runtime(r);
+    pg_status st = close_runtime(r, opt_timeout(L, 2));
     if (st != PG_OK)
         return lpg_fail(L, st);
     return 0;
 }
 
+/* Nobody waits for a collected runtime (or the end of the script): a kernel that never ends
+ * must not hang the interpreter, so it waits at most PG_CLOSE_TIMEOUT seconds (10). */
 static int rt_gc(lua_State *L) {
-    close_runtime(luaL_checkudata(L, 1, LPG_RUNTIME_MT));
+    const char *e = getenv("PG_CLOSE_TIMEOUT");
+    double s = e && *e ? atof(e) : 10.0;
+    uint64_t limit = s > 0 && s < 1e9 ? (uint64_t)(s * 1e9) : UINT64_MAX;
+    if (close_runtime(luaL_checkudata(L, 1, LPG_RUNTIME_MT), limit) == PG_ERROR_TIMEOUT)
+        fprintf(stderr, "polygpu: %s\n", pg_last_error());
     return 0;
 }
 
@@ -95,7 +114,9 @@ static int rt_tostring(lua_State *L) {
 }
 
 static int rt_sync(lua_State *L) {
-    pg_status st = pg_runtime_sync(lpg_check_runtime(L, 1)->rt);
+    pg_runtime *rt = lpg_check_runtime(L, 1)->rt;
+    uint64_t limit = opt_timeout(L, 2);
+    pg_status st = limit == UINT64_MAX ? pg_runtime_sync(rt) : pg_runtime_sync_timeout(rt, limit);
     if (st != PG_OK)
         return lpg_fail(L, st);
     return 0;

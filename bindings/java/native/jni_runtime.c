@@ -80,6 +80,13 @@ JNIEXPORT void JNICALL Java_polygpu_Native_runtimeSync(JNIEnv *env, jclass cls, 
         pgj_throw_status(env, st);
 }
 
+JNIEXPORT void JNICALL Java_polygpu_Native_runtimeSyncTimeout(JNIEnv *env, jclass cls, jlong rt,
+                                                              jlong timeout_ns) {
+    pg_status st = pg_runtime_sync_timeout(PGJ_PTR(pg_runtime, rt), (uint64_t)timeout_ns);
+    if (st)
+        pgj_throw_status(env, st);
+}
+
 /* Layout read by Stats: 8 counters, then link_bytes row-major, NLOC x NLOC. */
 JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclass cls, jlong rt) {
     pg_stats *s = malloc(sizeof *s);

@@ -5,12 +5,52 @@
 #include <string.h>
 
 /* Exception classes by status; the class cache lives as long as the library. */
-enum { EX_BASE, EX_ARGUMENT, EX_STATE, EX_COMPILE, EX_DEVICE, EX_OOM, EX_NOT_FOUND, EX_COUNT };
+enum {
+    EX_BASE,
+    EX_ARGUMENT,
+    EX_STATE,
+    EX_COMPILE,
+    EX_DEVICE,
+    EX_OOM,
+    EX_NOT_FOUND,
+    EX_TIMEOUT,
+    EX_INTERRUPTED,
+    EX_COUNT
+};
 
 static const char *const ex_names[EX_COUNT] = {
-    "polygpu/PolygpuException", "polygpu/ArgumentException", "polygpu/StateException",
-    "polygpu/CompileException", "polygpu/DeviceException",   "polygpu/OutOfMemoryException",
-    "polygpu/NotFoundException"};
+    "polygpu/PolygpuException",        "polygpu/ArgumentException",
+    "polygpu/StateException",          "polygpu/CompileException",
+    "polygpu/DeviceException",         "polygpu/OutOfMemoryException",
+    "polygpu/NotFoundException",       "polygpu/WaitTimeoutException",
+    "polygpu/WaitInterruptedException"};
+
+/* Thread.interrupt() ends a wait: the runtime asks, on the waiting thread, whether it was
+ * interrupted (the interrupt status is left set, as for calls that cannot throw
+ * InterruptedException). Threads the JVM does not know are not interruptible. */
+static JavaVM *jvm;
+static jclass thread_class;
+static jmethodID thread_current, thread_is_interrupted;
+
+static int java_interrupt_check(void *ctx) {
+    (void)ctx;
+    JNIEnv *env;
+    if (!jvm || (*jvm)->GetEnv(jvm, (void **)&env, JNI_VERSION_1_8) != JNI_OK ||
+        (*env)->ExceptionCheck(env))
+        return -1;
+    jobject t = (*env)->CallStaticObjectMethod(env, thread_class, thread_current);
+    if (!t || (*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        return -1;
+    }
+    jboolean yes = (*env)->CallBooleanMethod(env, t, thread_is_interrupted);
+    (*env)->DeleteLocalRef(env, t);
+    if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        return -1;
+    }
+    return yes ? 1 : 0;
+}
 
 static jclass ex_class[EX_COUNT];
 static jmethodID ex_ctor[EX_COUNT];
@@ -48,6 +88,13 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
     if (!string_from_bytes || !name || !(utf8_name = (*env)->NewGlobalRef(env, name)))
         return JNI_ERR;
     (*env)->DeleteLocalRef(env, name);
+    if (!(thread_class = global_class(env, "java/lang/Thread")) ||
+        !(thread_current = (*env)->GetStaticMethodID(env, thread_class, "currentThread",
+                                                     "()Ljava/lang/Thread;")) ||
+        !(thread_is_interrupted = (*env)->GetMethodID(env, thread_class, "isInterrupted", "()Z")))
+        return JNI_ERR;
+    jvm = vm;
+    pg_set_interrupt_check(java_interrupt_check, NULL);
     return JNI_VERSION_1_8;
 }
 
@@ -66,6 +113,10 @@ static int ex_index(pg_status st) {
         return EX_OOM;
     case PG_ERROR_NOT_FOUND:
         return EX_NOT_FOUND;
+    case PG_ERROR_TIMEOUT:
+        return EX_TIMEOUT;
+    case PG_ERROR_INTERRUPTED:
+        return EX_INTERRUPTED;
     default:
         return EX_BASE;
     }

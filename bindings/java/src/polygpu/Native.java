@@ -52,6 +52,8 @@ final class Native {
 
     static native void runtimeSync(long rt);
 
+    static native void runtimeSyncTimeout(long rt, long timeoutNs);
+
     static native long[] runtimeStats(long rt);
 
     /** {long[] (id, kind, memory, major, minor, multiprocessors) per device, String[] names}. */

@@ -434,11 +434,36 @@ public final class Runtime implements AutoCloseable {
         }
     }
 
-    /** Blocks until every launch and host access submitted so far has finished. */
+    /**
+     * Blocks until every launch and host access submitted so far has finished. Like every wait of
+     * the runtime (a host read, a view), it ends early with {@link WaitInterruptedException} when
+     * the thread is interrupted; the work goes on.
+     */
     public void sync() {
         long h = enter();
         try {
             Native.runtimeSync(h);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * {@link #sync()} for at most the given time.
+     *
+     * @param timeout how long to wait at most (0 or more)
+     * @param unit the unit of {@code timeout}
+     * @throws WaitTimeoutException if work is still running then (it goes on; nothing is
+     *         cancelled)
+     * @throws ArgumentException if {@code timeout} is negative
+     */
+    public void sync(long timeout, java.util.concurrent.TimeUnit unit) {
+        if (timeout < 0)
+            throw new ArgumentException("sync: timeout must be 0 or more, got " + timeout);
+        long ns = unit.toNanos(timeout);
+        long h = enter();
+        try {
+            Native.runtimeSyncTimeout(h, ns);
         } finally {
             exit();
         }
