@@ -1,5 +1,6 @@
 /* array.c: device arrays — creation, lifetime, buffers per location, host read/write/map. */
 #include "core/internal.h"
+#include "core/host_memory.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,10 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
         size *= (uint64_t)shape[i];
     }
     uint64_t nbytes = size * esize;
+    /* The host copy is allocated at first use: an impossible size must fail here, not there. */
+    pg_status hst = pg__host_memory_check(nbytes, "pg_array_new");
+    if (hst)
+        return hst;
     pthread_mutex_lock(&rt->mu);
     uint64_t largest = 0;
     for (int d = 0; d < rt->ndev; d++)
