@@ -292,13 +292,28 @@ static void exploration_threshold(void) {
 
 /* pg_array_new in a child with an address-space limit: an array the process cannot hold fails
  * there, with PG_ERROR_OUT_OF_MEMORY naming the size and the limit. */
-static void host_memory_limit(int resource, const char *limit_name) {
+/* A /proc/self/status line ("VmSize") in bytes. */
+static uint64_t status_bytes(const char *name) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, name, strlen(name)) && line[strlen(name)] == ':')
+            sscanf(line + strlen(name) + 1, "%llu", &kb);
+    if (f)
+        fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+static void host_memory_limit(int resource, const char *used, const char *limit_name) {
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
         struct rlimit rl;
         getrlimit(resource, &rl);
-        rl.rlim_cur = (rlim_t)1 << 31; /* 2 GiB: room for the runtime, not for 4 GiB */
+        /* 2 GiB more than in use (a sanitizer's shadow counts too): room for the runtime, not
+         * for 4 GiB. */
+        rl.rlim_cur = (rlim_t)(status_bytes(used) + ((uint64_t)1 << 31));
         if (setrlimit(resource, &rl) != 0)
             _exit(3);
         pg_runtime *rt = NULL;
@@ -432,8 +447,8 @@ int main(void) {
     CHECK_OK(pg_runtime_free(rt));
     device_specs();
     exploration_threshold();
-    host_memory_limit(RLIMIT_AS, "address-space limit");
-    host_memory_limit(RLIMIT_DATA, "data-size limit");
+    host_memory_limit(RLIMIT_AS, "VmSize", "address-space limit");
+    host_memory_limit(RLIMIT_DATA, "VmData", "data-size limit");
     trace_path();
     interconnect_file();
     CHECK_DONE();

@@ -98,8 +98,10 @@ def test_array_over_the_address_space_limit():
     # In a child: the limit must not bind this test process.
     code = textwrap.dedent("""
         import resource, polygpu as pg
+        used = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status")
+                    if l.startswith("VmSize:"))
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, hard))
+        resource.setrlimit(resource.RLIMIT_AS, (used + (2 << 30), hard))  # no room for 4 GiB
         rt = pg.Runtime(devices="host:1")
         try:
             rt.array("float32", 1 << 30)
