@@ -249,7 +249,11 @@ static pg_status find_sites(const char *s, kernel_site **out, int *n) {
         free(sites);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
-    for (const char *p = strstr(s, "__global__"); p; p = strstr(p + 10, "__global__")) {
+    size_t len = strlen(s);
+    /* memmem with the length known: strstr would measure the rest of the text at every call
+     * under a sanitizer (quadratic in a source of many __global__). */
+    for (const char *p = memmem(s, len, "__global__", 10); p;
+         p = memmem(p + 10, len - (size_t)(p + 10 - s), "__global__", 10)) {
         size_t at = (size_t)(p - s);
         if ((at > 0 && pg__cpu_ident_char((unsigned char)s[at - 1])) ||
             pg__cpu_ident_char((unsigned char)p[10]))

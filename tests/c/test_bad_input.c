@@ -11,7 +11,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define CHECK_MSG(call, status, needle)                                                            \
@@ -45,18 +44,24 @@ static pg_status try_rt(const char *name, const char *value, pg_runtime **out) {
     return pg_runtime_new(&o, out);
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static pg_status new_kernel(pg_runtime *rt, const char *src, const char *name, const char *sig) {
     pg_kernel *k = NULL;
     pg_status st = pg_kernel_new(rt, src, name, sig, NULL, &k);
     if (st == PG_OK)
         pg_kernel_free(k);
     return st;
+}
+
+/* `piece` n times, malloc'ed. */
+static char *repeat(const char *piece, size_t n) {
+    size_t pn = strlen(piece);
+    char *s = malloc(pn * n + 1);
+    if (!s)
+        exit(2);
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + i * pn, piece, pn);
+    s[pn * n] = '\0';
+    return s;
 }
 
 /* Broken sources: the message names the fault and its line; the signature hint only where the
@@ -106,23 +111,27 @@ static void malformed_sources(pg_runtime *rt) {
                          "k", "float *p"),
               PG_ERROR_COMPILE, "signature");
 
-    /* 100k '(' is not "no __global__ function", and takes no time (no recursion, nothing
-     * quadratic). */
+    /* 100k '(' is not "no __global__ function". These sources are large enough that recursion
+     * would overflow the stack and a quadratic scan would run far past the test's timeout. */
     size_t big = 100000;
     char *parens = malloc(big + 1);
     memset(parens, '(', big);
     parens[big] = '\0';
-    double t0 = now_s();
     CHECK_MSG(new_kernel(rt, parens, "k", NULL), PG_ERROR_COMPILE, "never closed");
     CHECK(strstr(pg_last_error(), "'('") && strstr(pg_last_error(), "line 1"));
-    /* Many kernels whose parameter lists never close: each scan must not run to the end. */
-    const char *piece = "__global__ void k(float *y, \n";
-    size_t pn = strlen(piece), reps = 20000;
-    char *many = malloc(pn * reps + 1);
-    for (size_t i = 0; i < reps; i++)
-        memcpy(many + i * pn, piece, pn);
-    many[pn * reps] = '\0';
+    /* 200k kernels (about 5 MB): whose parameter lists never close, whose names are never
+     * followed by a list, and declarations with no body. Reading on from each one to the end
+     * (as the kernel finder did) is about 10^12 steps. */
+    char *many = repeat("__global__ void k(float *y, \n", 200000);
     CHECK_MSG(new_kernel(rt, many, "k", NULL), PG_ERROR_COMPILE, "never closed");
+    CHECK(strstr(pg_last_error(), "line 200000") != NULL);
+    free(many);
+    many = repeat("__global__ void k\n", 200000);
+    CHECK_MSG(new_kernel(rt, many, "k", NULL), PG_ERROR_NOT_FOUND, "no __global__ function");
+    free(many);
+    many = repeat("__global__ void k(float *y)\n", 200000);
+    CHECK_MSG(new_kernel(rt, many, "nosuch", NULL), PG_ERROR_NOT_FOUND, "kernels found: k");
+    free(many);
     /* And deep but balanced nesting. */
     char *deep = malloc(2 * big + 64);
     size_t d = (size_t)sprintf(deep, "__global__ void k(float *y) { y[0] = ");
@@ -133,13 +142,7 @@ static void malformed_sources(pg_runtime *rt) {
         deep[d++] = ')';
     strcpy(deep + d, "; }\n");
     CHECK_STATUS(new_kernel(rt, deep, "nosuch", NULL), PG_ERROR_NOT_FOUND);
-    double took = now_s() - t0;
-    if (took > 5.0) {
-        fprintf(stderr, "scanning 3 large sources took %.1f s\n", took);
-        pg_check_failures++;
-    }
     free(parens);
-    free(many);
     free(deep);
 
     /* Two overloads of one __global__ name: an ambiguity, naming both parameter lists. */
@@ -388,10 +391,8 @@ static char *temp_file(const char *text, size_t len) {
 static void interconnect_file(void) {
     pg_runtime *rt = NULL;
     /* /dev/zero is one endless line: refused at once, not read. */
-    double t0 = now_s();
     CHECK_MSG(try_rt("interconnect", "/dev/zero", &rt), PG_ERROR_IO, "/dev/zero");
     CHECK(strstr(pg_last_error(), "regular file") != NULL);
-    CHECK(now_s() - t0 < 5.0);
     CHECK_MSG(try_rt("interconnect", "/tmp", &rt), PG_ERROR_IO, "regular file");
 
     /* A file over the size limit. */
