@@ -1,5 +1,6 @@
 /* array.c: device arrays — creation, lifetime, buffers per location, host read/write/map. */
 #include "core/internal.h"
+#include "core/host_memory.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,10 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
         size *= (uint64_t)shape[i];
     }
     uint64_t nbytes = size * esize;
+    /* The host copy is allocated at first use: an impossible size must fail here, not there. */
+    pg_status hst = pg__host_memory_check(nbytes, "pg_array_new");
+    if (hst)
+        return hst;
     pg__runtime *rt;
     if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_array_new", &rt))
         return PG_ERROR_STATE;

@@ -1,5 +1,6 @@
 /* kernel.c: kernels — compilation through the backend, parameters, argument checking, launch. */
 #include "core/internal.h"
+#include "core/host_memory.h"
 #include "nvrtc/signature.h"
 
 #include <inttypes.h>
@@ -224,6 +225,9 @@ static pg_status convert_scalar(const pg__kernel *k, int i, const pg_arg *a, uin
     return PG_OK;
 }
 
+/* Dynamic shared memory per block: the opt-in maximum of the largest GPUs (sm_90). */
+#define MAX_SHARED_MEM (227 * 1024)
+
 static pg_status check_dims(const pg__kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared) {
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return pg__error(PG_ERROR_ARGUMENT,
@@ -242,10 +246,15 @@ static pg_status check_dims(const pg__kernel *k, pg_dim3 grid, pg_dim3 block, si
                          "kernel '%s': grid (%u, %u, %u) is too large: x up to 2^31-1, y and z up "
                          "to 65535",
                          k->name, grid.x, grid.y, grid.z);
-    if (shared > 227 * 1024)
+    if (shared > MAX_SHARED_MEM) {
+        char b[32];
+        pg__bytes_text(shared, b, sizeof b);
         return pg__error(PG_ERROR_ARGUMENT,
-                         "kernel '%s': %zu bytes of dynamic shared memory; at most 232448", k->name,
-                         shared);
+                         "kernel '%s': shared_mem = %zu bytes (%s) is more than a block can have: "
+                         "at most %d bytes (227 KiB) of dynamic shared memory per block, the most "
+                         "any GPU offers (CPU devices keep the same limit)",
+                         k->name, shared, b, MAX_SHARED_MEM);
+    }
     return PG_OK;
 }
 

@@ -2,12 +2,13 @@
 #include "core/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <strings.h>
+#include <unistd.h>
 
 void pg_options_init(pg_options *o) {
     if (!o)
@@ -76,14 +77,14 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         return st;
     }
     if (!strcmp(name, "exploration_threshold")) {
+        /* A value given by name is always explicit: NaN or a negative number would otherwise
+         * read as "unset" and silently become the default. */
         double d = 0;
         pg_status st = parse_number(name, value, &d);
-        /* Checked here: in the struct a negative number means "unset", and NaN fails every
-         * comparison, so either would silently become the default. */
         if (st == PG_OK && !(d >= 0.0 && d <= 1.0))
             st = pg__error(PG_ERROR_ARGUMENT,
-                           "option exploration_threshold: '%s' is outside [0, 1]; give the "
-                           "share of launches that explore, e.g. 0.1",
+                           "option exploration_threshold: '%s' is outside [0, 1]; give the share "
+                           "of the needed bytes a device must hold to count, e.g. 0.1",
                            value);
         if (st == PG_OK)
             o->exploration_threshold = d;
@@ -94,6 +95,65 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace or cache_dir",
                      name);
+}
+
+/* Digits only (no sign, no space), at most max_digits of them; the value in *v. The end in *end. */
+static int parse_digits(const char *p, int max_digits, long *v, const char **end) {
+    int n = 0;
+    *v = 0;
+    while (*p >= '0' && *p <= '9' && n < max_digits) {
+        *v = *v * 10 + (*p++ - '0');
+        n++;
+    }
+    *end = p;
+    return n > 0;
+}
+
+/* The forms `devices` takes. How many GPUs exist the CUDA backend checks when it opens; a list
+ * that cannot mean anything fails here, before any driver is loaded. */
+static pg_status check_devices(const char *d) {
+    const char *p;
+    long v;
+    if (!strcmp(d, "auto") || !strcmp(d, "cuda") || !strcmp(d, "host"))
+        return PG_OK;
+    if (!strncmp(d, "host:", 5)) {
+        if (parse_digits(d + 5, 3, &v, &p) && !*p && v >= 1 && v <= PG_MAX_DEVICES)
+            return PG_OK;
+    } else if (!strncmp(d, "cuda:", 5)) {
+        for (p = d + 5; parse_digits(p, 4, &v, &p);) {
+            if (!*p)
+                return PG_OK;
+            if (*p++ != ',')
+                break;
+        }
+    }
+    return pg__error(
+        PG_ERROR_ARGUMENT,
+        "devices '%s' is not valid: expected auto (the GPUs if any, else one CPU "
+        "device), cuda (every GPU), a list of GPU ordinals such as cuda:0,2, host (one "
+        "CPU device) or host:N (N CPU devices, 1..%d)",
+        d, PG_MAX_DEVICES);
+}
+
+/* The trace is written when the runtime is freed: a path that cannot be written must fail
+ * now, not lose the whole trace at the end. Opened as the writer will (created if missing;
+ * never truncated here), and removed again if this check created it. */
+static pg_status check_trace_path(const char *path) {
+    int created = 0;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        created = fd >= 0;
+    }
+    if (fd < 0)
+        return pg__error(PG_ERROR_IO,
+                         "trace file %s cannot be written: %s (the trace goes there when the "
+                         "runtime is closed: give a writable file path)",
+                         path, strerror(errno));
+    close(fd);
+    if (created)
+        unlink(path);
+    return PG_OK;
 }
 
 /* explicit > environment > default */
@@ -121,7 +181,8 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
     memset(r, 0, sizeof *r);
     pg_status st;
     if ((st = copy_str(r->devices, sizeof r->devices, pick(o->devices, "PG_DEVICES", "auto"),
-                       "devices")))
+                       "devices")) ||
+        (st = check_devices(r->devices)))
         return st;
     if ((st = copy_str(r->policy, sizeof r->policy,
                        pick(o->policy, "PG_POLICY", "minmax-transfer-time"), "policy")))
@@ -170,8 +231,8 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
 
     if (isnan(o->exploration_threshold))
         return pg__error(PG_ERROR_ARGUMENT,
-                         "exploration_threshold is NaN; give a share in [0, 1], or a negative "
-                         "number for the default");
+                         "exploration_threshold is NaN: expected a number in [0, 1] (or a "
+                         "negative number for the default)");
     if (o->exploration_threshold >= 0) {
         r->exploration_threshold = o->exploration_threshold;
     } else {
@@ -200,7 +261,8 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
     if ((st = copy_str(r->interconnect, sizeof r->interconnect,
                        pick(o->interconnect, "PG_INTERCONNECT", ""), "interconnect")))
         return st;
-    if ((st = copy_str(r->trace, sizeof r->trace, pick(o->trace, "PG_TRACE", ""), "trace")))
+    if ((st = copy_str(r->trace, sizeof r->trace, pick(o->trace, "PG_TRACE", ""), "trace")) ||
+        (r->trace[0] && (st = check_trace_path(r->trace))))
         return st;
 
     const char *cd = pick(o->cache_dir, "PG_CACHE_DIR", NULL);

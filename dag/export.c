@@ -1,6 +1,7 @@
 /* export.c: the DAG as JSON (stable schema, read by the bindings) and as Graphviz DOT. */
 #include "core/internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +205,7 @@ pg_status pg__trace_to_json(pg__runtime *rt, char **out) {
 static pg_status write_file(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
     if (!f)
-        return pg__error(PG_ERROR_IO, "cannot open '%s' for writing", path);
+        return pg__error(PG_ERROR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
     size_t n = strlen(text);
     int ok = fwrite(text, 1, n, f) == n;
     ok = (fclose(f) == 0) && ok;

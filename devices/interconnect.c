@@ -11,18 +11,25 @@
  * A location is `host` or a device index (0-based). Lines starting with '#' and blank lines are
  * comments. The header line must be the first line that is not a comment. Bandwidth must be
  * positive, latency non-negative; a link from a location to itself is not allowed (local access
- * is free). Links the file does not name keep their current values. */
+ * is free), nor giving a link twice. Links the file does not name keep their current values.
+ * Only a regular file of at most 1 MiB, lines of at most 1024 characters, is read. */
 #include "devices/interconnect.h"
 #include "core/error.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define HEADER "src,dst,bandwidth_gbps,latency_us"
+/* A full 17-location matrix is about 10 KiB: these bounds only stop reading what is not one. */
+#define MAX_FILE (1u << 20)
+#define MAX_LINE 1024
 /* The diagonal: data already where it is needed moves "for free". */
 #define LOCAL_GBPS 1e9
 #define DEFAULT_LATENCY_US 1.0
@@ -86,6 +93,12 @@ double pg__interconnect_bw(const pg__interconnect *m, int src_loc, int dst_loc) 
     return m->bw[src_loc * m->nloc + dst_loc];
 }
 
+static pg_status too_big(const char *path) {
+    return pg__error(PG_ERROR_IO,
+                     "interconnect file %s is larger than 1 MiB: is it an interconnect file?",
+                     path);
+}
+
 static char *trim(char *s) {
     while (isspace((unsigned char)*s))
         s++;
@@ -124,8 +137,8 @@ static int parse_num(const char *t, double *out) {
     return 0;
 }
 
-/* One link line into m; 0 or -1 with the reason in `why`. */
-static int parse_link(pg__interconnect *m, char *line, char *why, size_t nwhy) {
+/* One link line into m (*link gets its index); 0 or -1 with the reason in `why`. */
+static int parse_link(pg__interconnect *m, char *line, int *link, char *why, size_t nwhy) {
     char *col[5];
     int n = 0;
     for (char *p = line;; p++) {
@@ -163,23 +176,100 @@ static int parse_link(pg__interconnect *m, char *line, char *why, size_t nwhy) {
         snprintf(why, nwhy, "latency '%s' is not a non-negative number of microseconds", col[3]);
         return -1;
     }
-    m->bw[s * m->nloc + d] = bw;
-    m->lat_us[s * m->nloc + d] = lat;
+    *link = s * m->nloc + d;
+    m->bw[*link] = bw;
+    m->lat_us[*link] = lat;
     return 0;
 }
 
-pg_status pg__interconnect_load(pg__interconnect *m, const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f)
+/* The whole file, read once: a regular file of at most MAX_FILE bytes (a device such as
+ * /dev/zero, a pipe or an endless file would otherwise be read forever). malloc'ed, NUL ended,
+ * its length in *len. */
+static pg_status read_small_file(const char *path, char **out, size_t *len) {
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return pg__error(PG_ERROR_IO, "cannot read interconnect file %s: %s", path,
                          strerror(errno));
-    pg__interconnect next = *m; /* m changes only if the whole file is good */
-    char *buf = NULL, why[200];
-    size_t cap = 0;
-    int lineno = 0, header = 0;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return pg__error(PG_ERROR_IO, "cannot read interconnect file %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return pg__error(PG_ERROR_IO,
+                         "interconnect file %s is not a regular file (it is a %s): give the path "
+                         "of a CSV file",
+                         path,
+                         S_ISDIR(sb.st_mode)    ? "folder"
+                         : S_ISCHR(sb.st_mode)  ? "character device"
+                         : S_ISBLK(sb.st_mode)  ? "block device"
+                         : S_ISFIFO(sb.st_mode) ? "pipe"
+                                                : "special file");
+    }
+    char *buf = NULL;
+    size_t n = 0;
     pg_status st = PG_OK;
-    while (!st && getline(&buf, &cap, f) >= 0) {
+    if ((uint64_t)sb.st_size > MAX_FILE)
+        st = too_big(path);
+    else if (!(buf = malloc(MAX_FILE + 2)))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    /* Read one byte past the limit: the file may have grown since fstat. */
+    while (!st && n <= MAX_FILE) {
+        ssize_t r = read(fd, buf + n, MAX_FILE + 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            st = pg__error(PG_ERROR_IO, "reading interconnect file %s failed: %s", path,
+                           strerror(errno));
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    if (!st && n > MAX_FILE)
+        st = too_big(path);
+    close(fd);
+    if (st) {
+        free(buf);
+        return st;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return PG_OK;
+}
+
+pg_status pg__interconnect_load(pg__interconnect *m, const char *path) {
+    char *text = NULL;
+    size_t len = 0;
+    pg_status st = read_small_file(path, &text, &len);
+    if (st)
+        return st;
+    pg__interconnect next = *m;              /* m changes only if the whole file is good */
+    int first_at[PG__NLOC * PG__NLOC] = {0}; /* the line that gave each link */
+    char why[200];
+    int lineno = 0, header = 0;
+    for (size_t at = 0; !st && at < len;) {
         lineno++;
+        char *buf = text + at;
+        char *nl = memchr(buf, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - buf) : len - at;
+        at += n + 1;
+        if (n > MAX_LINE) {
+            st = pg__error(PG_ERROR_ARGUMENT,
+                           "%s:%d: line too long (%zu characters; a link line has at most %d): "
+                           "is this an interconnect file?",
+                           path, lineno, n, MAX_LINE);
+            break;
+        }
+        if (memchr(buf, '\0', n)) {
+            st = pg__error(PG_ERROR_ARGUMENT, "%s:%d: a NUL byte: this is not a text file", path,
+                           lineno);
+            break;
+        }
+        buf[n] = '\0';
         char *line = trim(buf);
         if (!line[0] || line[0] == '#')
             continue;
@@ -190,16 +280,19 @@ pg_status pg__interconnect_load(pg__interconnect *m, const char *path) {
             header = 1;
             continue;
         }
-        if (parse_link(&next, line, why, sizeof why))
+        int link = -1;
+        if (parse_link(&next, line, &link, why, sizeof why))
             st = pg__error(PG_ERROR_ARGUMENT, "%s:%d: %s", path, lineno, why);
+        else if (first_at[link])
+            st = pg__error(PG_ERROR_ARGUMENT,
+                           "%s:%d: this link was already given at line %d: each link once", path,
+                           lineno, first_at[link]);
+        else
+            first_at[link] = lineno;
     }
-    if (!st && ferror(f))
-        st = pg__error(PG_ERROR_IO, "reading interconnect file %s failed at line %d: %s", path,
-                       lineno + 1, strerror(errno));
     if (!st && !header)
         st = pg__error(PG_ERROR_ARGUMENT, "%s:%d: no header line '%s'", path, lineno + 1, HEADER);
-    free(buf);
-    fclose(f);
+    free(text);
     if (!st)
         *m = next;
     return st;

@@ -577,6 +577,22 @@ static void log_head(const char *log, char *out, size_t outn) {
     snprintf(out, outn, "%.*s%s", (int)n, log, log[n] ? "..." : "");
 }
 
+/* The first error line of a gcc or clang log ("file:line:col: error: ..."), NULL if none. */
+static const char *first_error(const char *log, size_t *len) {
+    for (const char *line = log; *line;) {
+        size_t n = strcspn(line, "\n");
+        const char *e = memmem(line, n, ": error:", 8);
+        if (!e)
+            e = memmem(line, n, ": fatal error:", 14);
+        if (e) {
+            *len = n;
+            return line;
+        }
+        line += n + (line[n] == '\n');
+    }
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ compile */
 
 static void build_key(const pg__kernel_src *src, const char *cxx, const char *version, int blocks,
@@ -715,15 +731,38 @@ static pg_status run_compiler(const pg__kernel_src *src, const char *cache, buil
     if (code == 0)
         return PG_OK;
     const char *log = b->log ? b->log : "";
-    char head[1200];
+    char head[1200], fault[256];
     log_head(log, head, sizeof head);
-    pg_status st = pg__error(
-        PG_ERROR_COMPILE, "kernel '%s' failed to compile for CPU devices (see the log)%s:\n%s",
-        src->name,
-        strstr(log, "polygpu-entry.cpp") ? " [the generated call failed: do the signature's types "
-                                           "match the kernel's parameters?]"
-                                         : "",
-        head);
+    size_t first_len = 0;
+    const char *first = first_error(log, &first_len);
+    /* A source that does not scan explains the compiler's errors where they land in the
+     * generated call (an unclosed brace pulls it into the kernel) or at the fault's own place
+     * (a literal with no end, a stray closing bracket). A compiler error in the kernel
+     * elsewhere comes first: the fault may then be a brace inside a macro, which the scanner
+     * does not expand. */
+    int bad = pg__signature_scan(src->source, fault, sizeof fault), fault_line = 0, error_line = 0;
+    if (bad > 0 && first && sscanf(first, "kernel.cu:%d:", &error_line) == 1 &&
+        (sscanf(fault, "line %d", &fault_line) != 1 || error_line < fault_line ||
+         strstr(fault, "' is never closed")))
+        bad = 0;
+    char what[1024];
+    if (bad > 0)
+        snprintf(what, sizeof what, "its source is malformed at %s%s%.*s%s", fault,
+                 first ? " (the compiler says: " : "", first ? (int)first_len : 0,
+                 first ? first : "", first ? ")" : "");
+    else if (first)
+        /* Only an error in the generated call itself, with the kernel's source clean, points
+         * at the signature. */
+        snprintf(what, sizeof what, "%.*s%s", (int)first_len, first,
+                 has_prefix(first, "polygpu-entry.cpp")
+                     ? " [this is in the call polygpu generates from the kernel's signature: do "
+                       "the signature's types match the kernel's parameters?]"
+                     : "");
+    else
+        snprintf(what, sizeof what, "see the log");
+    pg_status st =
+        pg__error(PG_ERROR_COMPILE, "kernel '%s' failed to compile for CPU devices: %s\n%s",
+                  src->name, what, head);
     pg__error_set_log(log);
     return st;
 }

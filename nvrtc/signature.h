@@ -12,7 +12,8 @@ pg_status pg__signature_parse(const char *signature, pg_param_info **out, int *n
 
 /* Find the __global__ function `name` (a name expression like "axpy<float>" allowed: template
  * parameters are substituted) in `source` and parse its parameter list. PG_ERROR_NOT_FOUND if
- * the source has no such kernel. */
+ * the source has no such kernel (PG_ERROR_COMPILE naming the fault when the source does not
+ * scan); PG_ERROR_ARGUMENT naming each when the name has overloads with different parameters. */
 pg_status pg__signature_infer(const char *source, const char *name, pg_param_info **out, int *n);
 
 /* Parse a parameter list taken from kernel source (no in/out/inout prefixes); errors start with
@@ -21,13 +22,20 @@ pg_status pg__signature_parse_list(const char *what, const char *list, size_t le
                                    pg_param_info **out, int *n);
 
 /* Is there a __global__ function named by `name` (its base name, before any '<')? PG_OK, or
- * PG_ERROR_NOT_FOUND listing the kernels the source has. */
+ * PG_ERROR_NOT_FOUND listing the kernels the source has (PG_ERROR_COMPILE naming the fault when
+ * the source does not scan). Overloads are not checked here. */
 pg_status pg__signature_find(const char *source, const char *name);
 
 /* A copy of source, same length, with comments and the contents of string and character literals
  * blanked (newlines kept, so offsets and line numbers still match); with blank_preprocessor, the
  * preprocessor lines too. malloc'ed; NULL when out of memory. */
 char *pg__signature_strip(const char *source, int blank_preprocessor);
+
+/* The first lexical fault of kernel source: a comment or literal that never ends, a bracket
+ * never closed or closing nothing. Only the first branch of each #if counts (alternatives may
+ * each open a brace). 1 with "line L, column C: what" in why; 0 none; -1 out of memory. Linear
+ * time, no recursion. */
+int pg__signature_scan(const char *source, char *why, size_t nwhy);
 
 /* C type spelled for a dtype ("float", "int64_t"...). */
 const char *pg__dtype_ctype(pg_dtype t);

@@ -6,11 +6,13 @@
 #include "core/error.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_TEMPLATE_PARAMS 16
+#define MAX_SHOWN_PARAMS 64 /* parameters shown or compared as text */
 
 static int is_ident_start(int c) {
     return isalpha(c) || c == '_';
@@ -143,8 +145,48 @@ static size_t skip_space(const char *s, size_t i) {
     return i;
 }
 
+/* Where each '(' and '[' of a stripped source closes (offset just past its partner, 0 if never),
+ * as pg__cpu_match would say, found in one pass: matching again from every __global__ would be
+ * quadratic in a source of many unclosed parameter lists. */
+typedef struct match_table {
+    uint32_t *close; /* by offset; only entries at '(' and '[' are meaningful */
+} match_table;
+
+static int match_table_build(const char *s, match_table *t) {
+    size_t n = strlen(s);
+    t->close = NULL;
+    if (n >= UINT32_MAX)
+        return -1;
+    uint32_t *close = calloc(n + 1, sizeof *close);
+    uint32_t *open = malloc((n + 1) * sizeof *open); /* two stacks: '(' from the bottom, '[' */
+    if (!close || !open) {
+        free(close);
+        free(open);
+        return -1;
+    }
+    size_t np = 0, nb = n; /* '(' stack grows up from 0, '[' stack down from n */
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '(')
+            open[np++] = (uint32_t)i;
+        else if (c == '[')
+            open[--nb] = (uint32_t)i;
+        else if (c == ')' && np > 0)
+            close[open[--np]] = (uint32_t)(i + 1);
+        else if (c == ']' && nb < n)
+            close[open[nb++]] = (uint32_t)(i + 1);
+    }
+    free(open);
+    t->close = close;
+    return 0;
+}
+
+static size_t match_at(const match_table *t, size_t i) {
+    return t->close[i];
+}
+
 /* From just after a __global__ token: the function name and its parameter list. */
-static int parse_site(const char *s, size_t after, kernel_site *k) {
+static int parse_site(const char *s, const match_table *t, size_t after, kernel_site *k) {
     size_t i = after;
     for (;;) {
         i = skip_space(s, i);
@@ -158,7 +200,7 @@ static int parse_site(const char *s, size_t after, kernel_site *k) {
             continue;
         }
         if (c == '[' && s[i + 1] == '[') { /* [[attribute]] */
-            size_t j = pg__cpu_match(s, i);
+            size_t j = match_at(t, i);
             if (!j)
                 return 0;
             i = j;
@@ -173,10 +215,12 @@ static int parse_site(const char *s, size_t after, kernel_site *k) {
             i++;
         size_t wn = i - w;
         size_t j = skip_space(s, i);
+        if (word_is(s + w, wn, "__global__"))
+            return 0; /* the next kernel: reading on from each one would be quadratic */
         if (word_is(s + w, wn, "__launch_bounds__") || word_is(s + w, wn, "__attribute__") ||
             word_is(s + w, wn, "__declspec") || word_is(s + w, wn, "alignas")) {
             if (s[j] == '(') {
-                size_t e = pg__cpu_match(s, j);
+                size_t e = match_at(t, j);
                 if (!e)
                     return 0;
                 i = e;
@@ -184,18 +228,13 @@ static int parse_site(const char *s, size_t after, kernel_site *k) {
             continue;
         }
         if (s[j] == '(') {
-            size_t e = pg__cpu_match(s, j);
+            size_t e = match_at(t, j);
             if (!e)
                 return 0;
             k->name_at = w;
             k->name_len = wn;
             k->lparen = j;
             k->rparen = e - 1;
-            size_t b = e;
-            /* After the list: qualifiers or attributes, then '{' for a definition. */
-            while (s[b] && s[b] != '{' && s[b] != ';' && s[b] != '}')
-                b++;
-            k->is_definition = s[b] == '{';
             return 1;
         }
     }
@@ -205,26 +244,43 @@ static int parse_site(const char *s, size_t after, kernel_site *k) {
 static pg_status find_sites(const char *s, kernel_site **out, int *n) {
     int cap = 8, cnt = 0;
     kernel_site *sites = malloc((size_t)cap * sizeof *sites);
-    if (!sites)
+    match_table t;
+    if (!sites || match_table_build(s, &t) != 0) {
+        free(sites);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (const char *p = strstr(s, "__global__"); p; p = strstr(p + 10, "__global__")) {
+    }
+    size_t len = strlen(s);
+    /* memmem with the length known: strstr would measure the rest of the text at every call
+     * under a sanitizer (quadratic in a source of many __global__). */
+    for (const char *p = memmem(s, len, "__global__", 10); p;
+         p = memmem(p + 10, len - (size_t)(p + 10 - s), "__global__", 10)) {
         size_t at = (size_t)(p - s);
         if ((at > 0 && pg__cpu_ident_char((unsigned char)s[at - 1])) ||
             pg__cpu_ident_char((unsigned char)p[10]))
             continue;
         kernel_site k = {.global_at = at};
-        if (!parse_site(s, at + 10, &k))
+        if (!parse_site(s, &t, at + 10, &k))
             continue;
         if (cnt == cap) {
             cap *= 2;
             kernel_site *ns = realloc(sites, (size_t)cap * sizeof *sites);
             if (!ns) {
                 free(sites);
+                free(t.close);
                 return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
             }
             sites = ns;
         }
         sites[cnt++] = k;
+    }
+    free(t.close);
+    /* After a list: qualifiers or attributes, then '{' for a definition. Looked for only up to
+     * the next kernel, so that each part of the source is read once. */
+    for (int i = 0; i < cnt; i++) {
+        size_t b = sites[i].rparen + 1, end = i + 1 < cnt ? sites[i + 1].global_at : SIZE_MAX;
+        while (b < end && s[b] && s[b] != '{' && s[b] != ';' && s[b] != '}')
+            b++;
+        sites[i].is_definition = b < end && s[b] == '{';
     }
     *out = sites;
     *n = cnt;
@@ -316,11 +372,22 @@ static pg_status parse_name_expr(const char *name, name_expr *e) {
     return PG_OK;
 }
 
-static pg_status not_found(const char *name, const char *s, const kernel_site *sites, int n) {
+static pg_status not_found(const char *name, const char *source, const char *s,
+                           const kernel_site *sites, int n) {
+    /* A source that does not scan (a '(' never closed, a string with no end) hides its kernels:
+     * say so rather than that there are none. */
+    char why[256];
+    int bad = pg__signature_scan(source, why, sizeof why);
+    if (bad < 0)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (bad)
+        return pg__error(
+            PG_ERROR_COMPILE, "kernel '%s': the source is malformed at %s; %s", name, why,
+            n ? "the kernel may be hidden by it" : "no __global__ function could be found in it");
     char list[1024];
     size_t len = 0;
     list[0] = '\0';
-    for (int i = 0; i < n && len < sizeof list - 1; i++) {
+    for (int i = 0; i < n && i < 256 && len < sizeof list - 1; i++) {
         int dup = 0;
         for (int j = 0; j < i && !dup; j++)
             dup = sites[j].name_len == sites[i].name_len &&
@@ -368,10 +435,141 @@ pg_status pg__signature_find(const char *source, const char *name) {
     int n = 0;
     st = find_sites(s, &sites, &n);
     if (!st && !pick_site(s, &e, sites, n))
-        st = not_found(name, s, sites, n);
+        st = not_found(name, source, s, sites, n);
     free(sites);
     free(s);
     return st;
+}
+
+/* ------------------------------------------------------------------ overloads */
+
+/* A parameter list as text, whitespace squeezed; with drop_names, each parameter's trailing
+ * name removed (a declaration and its definition may name parameters differently). */
+static void squeeze(const char *list, size_t len, int drop_names, char *out, size_t cap) {
+    size_t o = 0;
+    const char *piece[MAX_SHOWN_PARAMS];
+    size_t piece_len[MAX_SHOWN_PARAMS];
+    int n = split_args(list, len, piece, piece_len, MAX_SHOWN_PARAMS);
+    if (n < 0) { /* too many to split: the text as it is */
+        piece[0] = list;
+        piece_len[0] = len;
+        n = 1;
+        trim(&piece[0], &piece_len[0]);
+    }
+    for (int k = 0; k < n && o + 1 < cap; k++) {
+        const char *p = piece[k];
+        size_t pn = piece_len[k];
+        const char *eq = memchr(p, '=', pn); /* a default argument */
+        if (eq)
+            pn = (size_t)(eq - p);
+        while (pn && isspace((unsigned char)p[pn - 1]))
+            pn--;
+        if (drop_names) {
+            size_t e = pn;
+            while (e > 0 && pg__cpu_ident_char((unsigned char)p[e - 1]))
+                e--;
+            size_t before = e;
+            while (before > 0 && isspace((unsigned char)p[before - 1]))
+                before--;
+            /* "float *y", "int n": a name follows a type; "float", "unsigned": no name */
+            if (e < pn && before > 0 &&
+                (pg__cpu_ident_char((unsigned char)p[before - 1]) || p[before - 1] == '*' ||
+                 p[before - 1] == '&'))
+                pn = before;
+        }
+        if (k && o + 2 < cap) {
+            out[o++] = ',';
+            out[o++] = ' ';
+        }
+        int space = 0;
+        for (size_t i = 0; i < pn && o + 1 < cap; i++) {
+            if (isspace((unsigned char)p[i])) {
+                space = 1;
+                continue;
+            }
+            if (space && o > 0 && out[o - 1] != ' ' && out[o - 1] != ',')
+                out[o++] = ' ';
+            space = 0;
+            out[o++] = p[i];
+        }
+    }
+    out[o] = '\0';
+}
+
+/* Do two sites declare the same parameter types? By the parsed parameters where both lists
+ * parse (names, spelling and qualifiers that change nothing are ignored), else by their text
+ * without names (template parameters do not parse). */
+static int same_params(const char *s, const kernel_site *a, const kernel_site *b) {
+    pg_param_info *pa = NULL, *pb = NULL;
+    int na = 0, nb = 0;
+    int oka = pg__signature_parse_list("", s + a->lparen + 1, a->rparen - a->lparen - 1, &pa,
+                                       &na) == PG_OK;
+    int okb = pg__signature_parse_list("", s + b->lparen + 1, b->rparen - b->lparen - 1, &pb,
+                                       &nb) == PG_OK;
+    pg__error_clear();
+    int same;
+    if (oka && okb) {
+        same = na == nb;
+        for (int i = 0; same && i < na; i++)
+            same = pa[i].is_array == pb[i].is_array && pa[i].dtype == pb[i].dtype &&
+                   (!pa[i].is_array || pa[i].access == pb[i].access);
+    } else if (oka || okb) {
+        same = 0;
+    } else {
+        char ta[512], tb[512];
+        squeeze(s + a->lparen + 1, a->rparen - a->lparen - 1, 1, ta, sizeof ta);
+        squeeze(s + b->lparen + 1, b->rparen - b->lparen - 1, 1, tb, sizeof tb);
+        same = strcmp(ta, tb) == 0;
+    }
+    free(pa);
+    free(pb);
+    return same;
+}
+
+/* Two __global__ functions of one name with different parameters: which one is meant cannot
+ * be told from the name, and taking the first would pass the other's arguments wrongly. */
+static pg_status check_overloads(const char *name, const char *s, const name_expr *e,
+                                 const kernel_site *sites, int n) {
+    const kernel_site *distinct[4];
+    int nd = 0, more = 0;
+    for (int i = 0; i < n; i++) {
+        if (sites[i].name_len != e->base_len ||
+            memcmp(s + sites[i].name_at, e->base, e->base_len) != 0)
+            continue;
+        int known = 0;
+        for (int j = 0; j < nd && !known; j++)
+            known = same_params(s, distinct[j], &sites[i]);
+        if (known)
+            continue;
+        if (nd == 4) {
+            more = 1;
+            break;
+        }
+        distinct[nd++] = &sites[i];
+    }
+    if (nd < 2)
+        return PG_OK;
+    char list[1200], params[256];
+    size_t len = 0;
+    for (int j = 0; j < nd && len < sizeof list; j++) {
+        const kernel_site *k = distinct[j];
+        squeeze(s + k->lparen + 1, k->rparen - k->lparen - 1, 0, params, sizeof params);
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%.*s(%s) at line %d",
+                                j == 0        ? ""
+                                : j == nd - 1 ? (more ? ", " : " and ")
+                                              : ", ",
+                                (int)k->name_len, s + k->name_at, params,
+                                pg__cpu_line_of(s, k->global_at));
+    }
+    return pg__error(PG_ERROR_ARGUMENT,
+                     "kernel '%s' is ambiguous: the source has %s__global__ functions of that "
+                     "name with different parameters: %s%s. Pass signature= with the parameter "
+                     "list of the one to run (e.g. signature=\"%s\"), or rename the others",
+                     name,
+                     more      ? "several "
+                     : nd == 2 ? "two "
+                               : "",
+                     list, more ? " and more" : "", params);
 }
 
 /* ------------------------------------------------------------------ templates */
@@ -489,6 +687,11 @@ pg_status pg__signature_infer(const char *source, const char *name, pg_param_inf
         return st;
     }
     const kernel_site *k = pick_site(s, &e, sites, nsites);
+    if (k && (st = check_overloads(name, s, &e, sites, nsites))) {
+        free(sites);
+        free(s);
+        return st;
+    }
     char what[160];
     snprintf(what, sizeof what, "kernel '%s'", name);
     template_param tp[MAX_TEMPLATE_PARAMS];
@@ -496,7 +699,7 @@ pg_status pg__signature_infer(const char *source, const char *name, pg_param_inf
     const char *list = k ? s + k->lparen + 1 : NULL;
     size_t list_len = k ? k->rparen - k->lparen - 1 : 0;
     if (!k) {
-        st = not_found(name, s, sites, nsites);
+        st = not_found(name, source, s, sites, nsites);
     } else if (ntp < 0) {
         st = pg__error(PG_ERROR_UNSUPPORTED,
                        "kernel '%s': its template header could not be read (parameter packs "

@@ -23,7 +23,14 @@ lpg_array *lpg_check_array(lua_State *L, int idx) {
 int lpg_array_new(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
     pg_dtype dtype;
-    pg_status st = pg_dtype_parse(luaL_checkstring(L, 2), &dtype);
+    size_t len;
+    const char *name = luaL_checklstring(L, 2, &len);
+    if (strlen(name) != len) /* C would read "float32\0junk" as "float32" */
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "dtype '%s...' contains a NUL character: expected a name such as "
+                         "'float32'",
+                         name);
+    pg_status st = pg_dtype_parse(name, &dtype);
     if (st != PG_OK)
         return lpg_fail(L, st);
     int64_t shape[PG_MAX_DIMS];

@@ -18,6 +18,7 @@ return {
     {"unknown dtype", function()
         T.raises(function() rt:array("float16", 4) end, "polygpu: argument error", "float16")
         T.raises(function() rt:array(nil, 4) end, "string expected")
+        T.raises(function() rt:array("float32\0junk", 4) end, "polygpu: argument error", "NUL")
         still_works()
     end},
 

@@ -22,9 +22,24 @@ static int parse_name(const char *name, pg_dtype *out) {
     return 0;
 }
 
+/* A dtype name as C text. The C side sees only up to a NUL, so "float32\0junk" would pass as
+ * "float32": refuse a name with a NUL in it, as Python refuses such a str for a C string. */
+static const char *name_text(PyObject *str) {
+    Py_ssize_t n = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(str, &n);
+    if (s && (size_t)n != strlen(s)) {
+        PyErr_Format(PyExc_ValueError,
+                     "dtype %R contains a NUL character: expected a name such as "
+                     "'float32'",
+                     str);
+        return NULL;
+    }
+    return s;
+}
+
 int pgpy_dtype_from_object(PyObject *obj, pg_dtype *out) {
     if (PyUnicode_Check(obj)) {
-        const char *s = PyUnicode_AsUTF8(obj);
+        const char *s = name_text(obj);
         return s ? parse_name(s, out) : -1;
     }
     if (obj == (PyObject *)&PyFloat_Type) {
@@ -46,7 +61,7 @@ int pgpy_dtype_from_object(PyObject *obj, pg_dtype *out) {
                             obj);
         return -1;
     }
-    const char *s = PyUnicode_AsUTF8(name);
+    const char *s = name_text(name);
     int r = s ? parse_name(s, out) : -1;
     Py_DECREF(name);
     return r;

@@ -51,6 +51,12 @@ class ErrorTest {
                 () -> new Runtime(new Runtime.Options().set("colour", "blue")));
         assertThrows(ArgumentException.class,
                 () -> new Runtime(new Runtime.Options().explorationThreshold(2.0)));
+        // NaN and negative values were read as "unset" and silently became the default.
+        for (double bad : new double[] {Double.NaN, -0.5}) {
+            ArgumentException t = assertThrows(ArgumentException.class,
+                    () -> new Runtime(new Runtime.Options().explorationThreshold(bad)));
+            assertTrue(t.getMessage().contains("[0, 1]"), t.getMessage());
+        }
         assertThrows(ArgumentException.class,
                 () -> new Runtime(new Runtime.Options().set("prefetch", "maybe")));
         assertThrows(ArgumentException.class,
