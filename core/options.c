@@ -80,15 +80,13 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         /* A value given by name is always explicit: NaN or a negative number would otherwise
          * read as "unset" and silently become the default. */
         double d = 0;
-        pg_status st = parse_number(name, value, &d);
-        if (st == PG_OK && !(d >= 0.0 && d <= 1.0))
-            st = pg__error(PG_ERROR_ARGUMENT,
-                           "option exploration_threshold: '%s' is outside [0, 1]; give the share "
-                           "of the needed bytes a device must hold to count, e.g. 0.1",
-                           value);
-        if (st == PG_OK)
-            o->exploration_threshold = d;
-        return st;
+        if (parse_number(name, value, &d) != PG_OK || !(d >= 0.0 && d <= 1.0))
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "option exploration_threshold: '%s' is not a number in [0, 1] (the "
+                             "share of the needed bytes a device must hold to count, e.g. 0.1)",
+                             value);
+        o->exploration_threshold = d;
+        return PG_OK;
     }
     return pg__error(PG_ERROR_ARGUMENT,
                      "unknown option '%s': expected devices, policy, stream_policy, "
