@@ -54,10 +54,14 @@ typedef struct catcher {
     struct catcher *prev;
 } catcher;
 
-/* The innermost kernel call of this thread, or NULL. initial-exec because the handler reads
- * it: in a dlopen'ed library the default model may allocate on a thread's first access, which
- * a signal handler must not. It costs one pointer of glibc's static TLS reserve. */
-static __thread catcher *tls_catcher __attribute__((tls_model("initial-exec")));
+/* The innermost kernel call of each thread, or NULL: a thread-specific value rather than a
+ * thread_local, because the handler reads it on any thread. In a dlopen'ed library a
+ * thread_local may be allocated on a thread's first access (not async-signal-safe), and the
+ * initial-exec model that avoids that would put all of this library's TLS in glibc's small
+ * static reserve, which dlopen then refuses. pthread_getspecific is a plain array read in glibc
+ * and musl. The key is made before the handlers are installed. */
+static pthread_key_t catcher_key;
+static int installed;
 
 /* This thread's stack and alternate stack (read outside the handler only). */
 static __thread struct {
@@ -115,7 +119,7 @@ static void chain(int sig, siginfo_t *si, void *uc) {
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc) {
-    catcher *c = tls_catcher;
+    catcher *c = pthread_getspecific(catcher_key);
     if (!c || !synchronous(si)) {
         chain(sig, si, uc);
         return;
@@ -134,6 +138,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc) {
 }
 
 static void install(void) {
+    if (pthread_key_create(&catcher_key, NULL) != 0)
+        return; /* faults then end the process, as before */
+    installed = 1;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
@@ -244,9 +251,13 @@ static void describe(const pg__host_fault *f, char *out, size_t cap) {
 int pg__host_fault_catch(void (*body)(void *), void *arg, pg__host_fault *f) {
     catcher c;
     c.f = f;
-    c.prev = tls_catcher;
+    if (!installed) {
+        body(arg); /* no way to catch: run it as before */
+        return 0;
+    }
+    c.prev = pthread_getspecific(catcher_key);
     if (sigsetjmp(c.jb, 0)) {
-        tls_catcher = c.prev;
+        pthread_setspecific(catcher_key, c.prev);
         if (f->sig) {
             char what[sizeof f->what];
             describe(f, what, sizeof what);
@@ -254,14 +265,17 @@ int pg__host_fault_catch(void (*body)(void *), void *arg, pg__host_fault *f) {
         }
         return -1;
     }
-    tls_catcher = &c;
+    if (pthread_setspecific(catcher_key, &c) != 0) {
+        body(arg);
+        return 0;
+    }
     body(arg);
-    tls_catcher = c.prev;
+    pthread_setspecific(catcher_key, c.prev);
     return 0;
 }
 
 _Noreturn void pg__host_fault_raise(const char *what) {
-    catcher *c = tls_catcher;
+    catcher *c = installed ? pthread_getspecific(catcher_key) : NULL;
     if (!c) {
         fprintf(stderr, "polygpu: %s (outside a CPU device kernel call)\n", what);
         abort();
