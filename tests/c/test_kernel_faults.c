@@ -56,6 +56,12 @@ static const char *FAULT_SRC =
     "  int i = blockIdx.x * blockDim.x + t; s[t] = i < n ? x[i] : 0.0f; __syncthreads();\n"
     "  volatile char sink; int r = deep(i == 300 ? (1 << 30) : 1, &sink);\n"
     "  if (i < n) y[i] = s[t] + (float)r; }\n"
+    /* Reported by the kernel itself from a fiber's stack: the jump lands on the worker's. */
+    "extern \"C\" __global__ void trap_block(float *y, const float *x, int n) {\n"
+    "  __shared__ float s[256]; int t = threadIdx.x;\n"
+    "  int i = blockIdx.x * blockDim.x + t; s[t] = i < n ? x[i] : 0.0f; __syncthreads();\n"
+    "  if (i == 600) __trap();\n"
+    "  if (i < n) y[i] = s[t]; }\n"
     /* Writes `off` elements past the thread's own: past the end of y for the last threads. */
     "extern \"C\" __global__ void write_off(float *y, int off, int n) {\n"
     "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i + off] = 9.0f; }\n";
@@ -166,6 +172,7 @@ static const fault_case CASES[] = {
     {"aborts", "abort", 0, 256},
     {"wild_block", "SIGSEGV", 1, 256},
     {"recurse_block", "stack overflow", 0, 256},
+    {"trap_block", "__trap", 0, 256},
 };
 
 static void one_case(const fault_case *fc) {
