@@ -62,6 +62,13 @@ static const char *FAULT_SRC =
     "  int i = blockIdx.x * blockDim.x + t; s[t] = i < n ? x[i] : 0.0f; __syncthreads();\n"
     "  if (i == 600) __trap();\n"
     "  if (i < n) y[i] = s[t]; }\n"
+    /* Faults late, so that work depending on it is launched before the fault is seen. */
+    "extern \"C\" __global__ void slow_wild(float *y, const float *x, long addr, int spins,\n"
+    "                                       int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;\n"
+    "  y[i] = x[i]; if (i != n / 2) return;\n"
+    "  for (volatile int k = 0; k < spins; k++) {}\n"
+    "  *(volatile float *)addr = 1.0f; }\n"
     /* Writes `off` elements past the thread's own: past the end of y for the last threads. */
     "extern \"C\" __global__ void write_off(float *y, int off, int n) {\n"
     "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i + off] = 9.0f; }\n";
@@ -243,6 +250,47 @@ static void one_case(const fault_case *fc) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* Work launched on the other device before the fault was seen, reading the faulting kernel's
+ * result (through a copy) or what was computed from it, fails with the first cause; it never
+ * returns the garbage it read. A writer that only had to wait for the failed kernel is fine. */
+static void propagation(void) {
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = "host:2";
+    o.policy = "fault-test";
+    o.parent_stream_policy = "multigpu-early-disjoint"; /* the policy may leave the parent's */
+    pg_runtime *rt = NULL;
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    pg_array *x = array(rt), *y = array(rt), *u = array(rt), *u2 = array(rt);
+    float host[N];
+    for (int i = 0; i < N; i++)
+        host[i] = 2.0f;
+    REQUIRE_OK(pg_array_write(x, 0, N, host));
+    pg_kernel *slow = kernel(rt, "slow_wild"), *add1 = kernel(rt, "add1");
+    pg_arg sa[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(16), pg_arg_int(200000000),
+                   pg_arg_int(N)};
+    want = 0;
+    CHECK_OK(pg_kernel_launch(slow, dim1(N / 256), dim1(256), 0, sa, 5));
+    want = 1;
+    pg_arg a1[] = {pg_arg_array(u), pg_arg_array(y), pg_arg_int(N)};
+    pg_status s1 = pg_kernel_launch(add1, dim1(N / 256), dim1(256), 0, a1, 3);
+    pg_arg a2[] = {pg_arg_array(u2), pg_arg_array(u), pg_arg_int(N)};
+    pg_status s2 = s1 ? s1 : pg_kernel_launch(add1, dim1(N / 256), dim1(256), 0, a2, 3);
+    if (s1 != PG_OK)
+        fprintf(stderr, "note: the fault was seen before the dependent launches\n");
+    CHECK(read_fails(y, "'slow_wild'", "CPU device 0", "SIGSEGV"));
+    if (s1 == PG_OK)
+        CHECK(read_fails(u, "'slow_wild'", "CPU device 0", NULL));
+    if (s2 == PG_OK)
+        CHECK(read_fails(u2, "'slow_wild'", "CPU device 0", NULL));
+    /* x was only read by the failed kernel: writing it waits for that, then works. */
+    REQUIRE_OK(pg_array_write(x, 0, N, host));
+    CHECK(holds(x, 2.0f));
+    pg_kernel_free(slow);
+    pg_kernel_free(add1);
+    pg_runtime_free(rt);
+}
+
 /* Both devices fail: launches error out clearly, arrays with a host copy are still readable. */
 static void all_devices_fail(void) {
     pg_runtime *rt = runtime(NULL);
@@ -311,6 +359,7 @@ int main(void) {
     }
     if (only)
         CHECK_DONE();
+    propagation();
     all_devices_fail();
     checked_mode(1);    /* one element past the end */
     checked_mode(1024); /* one page past the end */
