@@ -118,6 +118,7 @@ void pg__array_unref(pg__array *a) {
         return;
     pg__runtime *rt = a->rt;
     pg__dag_forget(rt, a);
+    pg__coh_array_free(a);
     for (int l = 0; l < PG__NLOC; l++)
         pg__comp_set(rt, &a->ready[l], NULL);
     if (a->host)

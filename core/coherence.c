@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int has_buffer(const pg__array *a, int loc) {
     return loc == 0 ? a->host != NULL : a->dev[loc - 1] != NULL;
@@ -24,6 +25,37 @@ static int best_source(pg__runtime *rt, const pg__array *a, int dst) {
         }
     }
     return best;
+}
+
+/* Room for one more input of c (coherence records what each computation reads from). */
+static pg_status reserve_input(pg__comp *c) {
+    if (!c->inputs) {
+        c->inputs = c->inputs_in;
+        c->capinputs = PG__INLINE;
+    }
+    if (c->ninputs < c->capinputs)
+        return PG_OK;
+    int cap = 2 * c->capinputs;
+    pg__comp **n = malloc((size_t)cap * sizeof *n);
+    if (!n)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    memcpy(n, c->inputs, (size_t)c->ninputs * sizeof *n);
+    if (c->inputs != c->inputs_in)
+        free(c->inputs);
+    c->inputs = n;
+    c->capinputs = cap;
+    return PG_OK;
+}
+
+/* c reads what p made (room reserved): a failure of p is one of c. */
+static void add_input(pg__comp *c, pg__comp *p) {
+    if (!p || p == c)
+        return;
+    for (int i = 0; i < c->ninputs; i++)
+        if (c->inputs[i] == p)
+            return;
+    pg__comp_ref(p);
+    c->inputs[c->ninputs++] = p;
 }
 
 static void loc_name(int loc, char *out, size_t cap) {
@@ -62,6 +94,8 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
         pg__comp_ref(producer);
         cc->parents[0] = producer;
         cc->nparents = 1;
+        reserve_input(cc); /* inline room: cannot fail */
+        add_input(cc, producer);
     }
     cc->copy_src = src;
     cc->copy_dst = dst;
@@ -124,8 +158,15 @@ static pg_status copy_stream(pg__runtime *rt, int dev, pg__stream **out) {
 
 pg_status pg__coh_acquire(pg__runtime *rt, pg__comp *c, pg__array *a, int dev, pg__stream *s) {
     int loc = PG__LOC(dev);
-    if (a->valid & PG__LOC_BIT(loc))
+    pg_status rst = reserve_input(c);
+    if (rst)
+        return rst;
+    if (a->lost)
+        return pg__error(PG_ERROR_DEVICE, "%s", a->lost);
+    if (a->valid & PG__LOC_BIT(loc)) {
+        add_input(c, a->ready[loc]);
         return pg__exec_order_after(rt, s, a->ready[loc]);
+    }
     int src = best_source(rt, a, loc);
     if (src < 0)
         return pg__error(PG_ERROR_INTERNAL, "array %llu has no valid copy anywhere",
@@ -137,13 +178,17 @@ pg_status pg__coh_acquire(pg__runtime *rt, pg__comp *c, pg__array *a, int dev, p
         st = issue_copy(rt, a, src, loc, cs, &cc);
     if (st)
         return st;
+    add_input(c, cc);
     pg__dag_record_add_parent(rt, c, cc->id);
     if (cs != s)
         st = rt->ops->stream_wait(rt->b, s->b, cc->event);
     return st;
 }
 
+static void clear_lost(pg__array *a);
+
 void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc) {
+    clear_lost(a); /* a new value */
     a->fresh = 0;
     a->valid = PG__LOC_BIT(loc);
     for (int l = 0; l <= rt->ndev; l++)
@@ -170,6 +215,8 @@ static pg_status copy_stream_for(pg__runtime *rt, pg__array *a, int src, int dst
 
 pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp **wait) {
     *wait = NULL;
+    if (a->lost)
+        return pg__error(PG_ERROR_DEVICE, "%s", a->lost);
     if (a->valid & PG__LOC_BIT(0)) {
         if (a->ready[0]) {
             pg__comp_ref(a->ready[0]);
@@ -195,6 +242,11 @@ pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp *
 }
 
 pg_status pg__coh_prefetch(pg__runtime *rt, pg__array *a, int loc) {
+    if (loc > 0 && rt->dev[loc - 1].failed)
+        return pg__error(PG_ERROR_DEVICE, "device %d has failed (%s): prefetch elsewhere", loc - 1,
+                         rt->dev[loc - 1].failure ? rt->dev[loc - 1].failure : "");
+    if (a->lost)
+        return pg__error(PG_ERROR_DEVICE, "%s", a->lost);
     if (a->valid & PG__LOC_BIT(loc))
         return PG_OK;
     int src = best_source(rt, a, loc);
@@ -217,4 +269,117 @@ pg_status pg__coh_prefetch(pg__runtime *rt, pg__array *a, int loc) {
         return wst ? wst : st;
     }
     return PG_OK;
+}
+
+/* ---- failures: a value is bad when the computation that made it failed (comp.c), or lost
+ * when every copy of it was on failed devices. */
+
+static char *value_message(const pg__array *a, const char *why) {
+    char m[1536];
+    snprintf(m, sizeof m, "array %llu has no valid value: %s", (unsigned long long)a->id, why);
+    return strdup(m);
+}
+
+/* Without memory for its message an array must still read as lost. */
+static char lost_no_memory[] = "the array was lost (out of host memory for the details)";
+
+static void clear_lost(pg__array *a) {
+    if (a->lost != lost_no_memory)
+        free(a->lost);
+    a->lost = NULL;
+}
+
+static void set_lost(pg__array *a, char *msg) {
+    clear_lost(a);
+    a->lost = msg ? msg : lost_no_memory;
+}
+
+void pg__coh_array_free(pg__array *a) {
+    clear_lost(a);
+}
+
+/* The error of a's current value when one is known: lost, or made by a failed computation. */
+static pg_status value_error(pg__runtime *rt, pg__array *a) {
+    for (int l = 0; l <= rt->ndev; l++) {
+        pg__comp *r = a->ready[l];
+        if ((a->valid & PG__LOC_BIT(l)) && r && r->state == PG__ISSUED)
+            pg__comp_done(rt, r); /* finished already? then we learn whether it failed */
+    }
+    if (a->lost)
+        return pg__error(PG_ERROR_DEVICE, "%s", a->lost);
+    for (int l = 0; l <= rt->ndev; l++) {
+        pg__comp *r = a->ready[l];
+        if ((a->valid & PG__LOC_BIT(l)) && r && r->err)
+            return pg__error(PG_ERROR_DEVICE, "array %llu has no valid value: %s",
+                             (unsigned long long)a->id, r->err);
+    }
+    return PG_OK;
+}
+
+pg_status pg__coh_check_inputs(pg__runtime *rt, pg__comp *c, int dev) {
+    for (int i = 0; i < c->nargs; i++) {
+        if (!(c->args[i].access & PG_ACCESS_IN))
+            continue;
+        pg_status st = value_error(rt, c->args[i].array);
+        if (st)
+            return st;
+    }
+    /* Failures seen just now may include this device's. */
+    if (rt->dev[dev].failed)
+        return pg__error(PG_ERROR_DEVICE, "device %d has failed (%s)", dev,
+                         rt->dev[dev].failure ? rt->dev[dev].failure : "");
+    return PG_OK;
+}
+
+pg_status pg__coh_value_failed(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp *producer) {
+    if (c->kind == PG__HOST_WRITE)
+        pg__comp_fail(c, producer->err); /* a partial write over a failed value is no value */
+    return pg__error(PG_ERROR_DEVICE, "array %llu has no valid value: %s",
+                     (unsigned long long)a->id, producer->err);
+}
+
+/* A copy to another location from dev that has not happened yet: it never will. */
+static int pending_copy_from(const pg__comp *r, int loc) {
+    return r && r->kind == PG__COPY && r->copy_src == loc && r->state != PG__DONE;
+}
+
+void pg__coh_device_failed(pg__runtime *rt, int dev, const char *why) {
+    pg__device *d = &rt->dev[dev];
+    if (d->failed)
+        return;
+    d->failed = 1;
+    d->failure = strdup(why);
+    pg__log(rt, 1, "device %d failed: %s", dev, why);
+    int loc = PG__LOC(dev);
+    for (int i = 0; i < rt->narrays; i++) {
+        pg__array *a = rt->arrays[i];
+        if (!(a->valid & PG__LOC_BIT(loc)))
+            continue;
+        a->valid &= ~PG__LOC_BIT(loc);
+        for (int l = 0; l <= rt->ndev; l++)
+            if ((a->valid & PG__LOC_BIT(l)) && pending_copy_from(a->ready[l], loc))
+                a->valid &= ~PG__LOC_BIT(l);
+        if (a->valid || a->lost)
+            continue;
+        pg__comp *r = a->ready[loc];
+        char m[1536];
+        if (r && r->err) {
+            set_lost(a, value_message(a, r->err));
+            continue;
+        }
+        snprintf(m, sizeof m,
+                 "array %llu was lost with device %d: its only current copy was there (%s)",
+                 (unsigned long long)a->id, dev, why);
+        set_lost(a, strdup(m));
+    }
+}
+
+void pg__coh_outputs_failed(pg__runtime *rt, pg__comp *c, const char *msg) {
+    char m[1280];
+    snprintf(m, sizeof m, "kernel '%s' (computation #%llu) did not run: %s",
+             c->kernel ? c->kernel->name : "?", (unsigned long long)c->id, msg);
+    pg__comp_fail(c, m);
+    for (int i = 0; i < c->nargs; i++)
+        if (c->args[i].access & PG_ACCESS_OUT)
+            set_lost(c->args[i].array, value_message(c->args[i].array, c->err));
 }

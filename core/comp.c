@@ -1,8 +1,29 @@
-/* comp.c: computation objects — creation, reference counting, and observing completion. */
+/* comp.c: computation objects — creation, reference counting, observing completion, and
+ * failure: a computation fails when its own work failed (the backend says so once it is done)
+ * or when one of its inputs came from a failed computation; failures travel with the data, not
+ * along every edge, so a writer that only had to wait for a failed reader is unaffected. */
 #include "core/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A failure whose message could not be allocated still counts. */
+static char no_memory_msg[] = "a computation failed (out of host memory for the details)";
+
+static void free_err(pg__comp *c) {
+    if (c->err != no_memory_msg)
+        free(c->err);
+    c->err = NULL;
+}
+
+void pg__comp_fail(pg__comp *c, const char *msg) {
+    if (c->err)
+        return;
+    c->err = strdup(msg);
+    if (!c->err)
+        c->err = no_memory_msg;
+}
 
 /* Enough to cover the computations in flight in a steady stream of launches. */
 #define POOL_MAX 1024
@@ -39,6 +60,12 @@ static void release_work(pg__runtime *rt, pg__comp *c) {
     for (int i = 0; i < c->nparents; i++)
         pg__comp_unref(rt, c->parents[i]);
     pg__comp_parents_clear(c);
+    for (int i = 0; i < c->ninputs; i++)
+        pg__comp_unref(rt, c->inputs[i]);
+    if (c->inputs != c->inputs_in)
+        free(c->inputs);
+    c->inputs = NULL;
+    c->ninputs = c->capinputs = 0;
     if (c->kernel)
         pg__kernel_unref(c->kernel);
     c->kernel = NULL;
@@ -54,6 +81,7 @@ void pg__comp_unref(pg__runtime *rt, pg__comp *c) {
     if (!c || --c->refs > 0)
         return;
     release_work(rt, c);
+    free_err(c);
     if (c->timed)
         rt->ops->timing_release(rt->b, &c->timing);
     if (c->event)
@@ -91,7 +119,59 @@ void pg__comp_set(pg__runtime *rt, pg__comp **slot, pg__comp *c) {
     pg__comp_unref(rt, old);
 }
 
+static void describe(pg__runtime *rt, const pg__comp *c, const char *what, char *out, size_t cap) {
+    char where[48] = "the host";
+    if (c->device >= 0 && c->device < rt->ndev)
+        snprintf(where, sizeof where, "%s %d",
+                 rt->dev[c->device].info.kind == PG_DEVICE_CPU ? "CPU device" : "GPU", c->device);
+    unsigned long long id = (unsigned long long)c->id;
+    if (c->kind == PG__KERNEL)
+        snprintf(out, cap, "kernel '%s' (computation #%llu) failed on %s: %s",
+                 c->kernel ? c->kernel->name : "?", id, where, what);
+    else if (c->kind == PG__COPY && c->nargs)
+        snprintf(out, cap, "copy of array %llu (computation #%llu) failed: %s",
+                 (unsigned long long)c->args[0].array->id, id, what);
+    else
+        snprintf(out, cap, "computation #%llu on %s failed: %s", id, where, what);
+}
+
+/* Issued work is done: did it fail? Its inputs are settled already (observe). */
+static void settle(pg__runtime *rt, pg__comp *c) {
+    char what[512], full[1024];
+    int fdev = -1;
+    int own = c->event && rt->ops->event_error &&
+              rt->ops->event_error(rt->b, c->event, &fdev, what, sizeof what) != PG_OK;
+    if (own)
+        describe(rt, c, what, full, sizeof full);
+    /* The first cause is the one to report: what this computation read was bad already. */
+    for (int i = 0; i < c->ninputs && !c->err; i++)
+        if (c->inputs[i]->err)
+            pg__comp_fail(c, c->inputs[i]->err);
+    if (own && !c->err) {
+        pg__comp_fail(c, full);
+        if (!rt->failures++)
+            rt->first_failure = strdup(full);
+    }
+    if (own && fdev >= 0 && fdev < rt->ndev)
+        pg__coh_device_failed(rt, fdev, full);
+}
+
+pg_status pg__comp_failures_take(pg__runtime *rt) {
+    if (!rt->failures)
+        return PG_OK;
+    pg_status st =
+        pg__error(PG_ERROR_DEVICE, "%llu computation%s failed since the last sync; the first: %s",
+                  (unsigned long long)rt->failures, rt->failures == 1 ? "" : "s",
+                  rt->first_failure ? rt->first_failure : "(out of memory for it)");
+    free(rt->first_failure);
+    rt->first_failure = NULL;
+    rt->failures = 0;
+    return st;
+}
+
 static void finish(pg__runtime *rt, pg__comp *c) {
+    if (c->state == PG__ISSUED)
+        settle(rt, c);
     c->state = PG__DONE;
     if (c->timed) {
         rt->ops->timing_resolve(rt->b, &c->timing);
@@ -109,22 +189,53 @@ int pg__comp_known_done(const pg__comp *c) {
            (c->state == PG__ISSUED && c->stream && c->seq <= c->stream->done_seq);
 }
 
+/* Issued work that has completed on its device (not yet observed, maybe). */
+static int completed(pg__runtime *rt, pg__comp *c) {
+    if (c->stream && c->seq <= c->stream->done_seq)
+        return 1;
+    if (c->event && rt->ops->event_done(rt->b, c->event)) {
+        if (c->stream && c->seq > c->stream->done_seq)
+            c->stream->done_seq = c->seq;
+        return 1;
+    }
+    return 0;
+}
+
+/* Finish c, which has completed, and first every input of it not yet finished (they completed
+ * before it), so that each learns whether its inputs failed. A chain of unobserved work can be
+ * long: the walk keeps its path in the computations (fin_next), not on the C stack. */
+static void observe(pg__runtime *rt, pg__comp *c) {
+    c->visiting = 1;
+    c->fin_next = NULL;
+    pg__comp *top = c;
+    while (top) {
+        pg__comp *t = top, *in = NULL;
+        for (int i = 0; i < t->ninputs && !in; i++) {
+            pg__comp *p = t->inputs[i];
+            if (p->state == PG__ISSUED && !p->visiting && completed(rt, p))
+                in = p;
+        }
+        if (in) {
+            in->visiting = 1;
+            in->fin_next = top;
+            top = in;
+            continue;
+        }
+        top = t->fin_next;
+        t->visiting = 0;
+        finish(rt, t);
+    }
+}
+
 int pg__comp_done(pg__runtime *rt, pg__comp *c) {
     switch (c->state) {
     case PG__DONE:
         return 1;
     case PG__ISSUED:
-        if (c->stream && c->seq <= c->stream->done_seq) {
-            finish(rt, c);
-            return 1;
-        }
-        if (c->event && rt->ops->event_done(rt->b, c->event)) {
-            if (c->stream && c->seq > c->stream->done_seq)
-                c->stream->done_seq = c->seq;
-            finish(rt, c);
-            return 1;
-        }
-        return 0;
+        if (!completed(rt, c))
+            return 0;
+        observe(rt, c);
+        return 1;
     case PG__PENDING:
     case PG__OPEN:
         return 0;

@@ -147,6 +147,8 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c) {
     if (!st)
         st = kernel_function(rt, c->kernel, dev, &fn);
     if (!st)
+        st = pg__coh_check_inputs(rt, c, dev); /* reading a failed or lost value fails here */
+    if (!st)
         st = accept(rt, c, c->kernel->name);
     if (st)
         return st;
@@ -250,6 +252,7 @@ static pg_status issue_pending(pg__runtime *rt) {
                     (unsigned long long)c->id, pg_last_error());
             if (!first)
                 first = st;
+            pg__coh_outputs_failed(rt, c, pg_last_error()); /* never a stale value */
             pg__comp_finish_host(rt, c);
         }
         pg__comp_unref(rt, c);
@@ -354,6 +357,8 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
             st = pg__exec_wait(rt, c->parents[i]);
     if (!st && wait)
         st = pg__exec_wait(rt, wait);
+    if (!st && wait && wait->err)
+        st = pg__coh_value_failed(rt, c, a, wait);
     if (wait)
         pg__comp_unref(rt, wait);
     if (st) {

@@ -99,14 +99,30 @@ struct pg__comp {
     uint64_t copy_bytes;
     int recorded;   /* in the DAG and the arrays' histories already */
     pg__comp *next; /* in-flight or pending list; the runtime's free pool */
+    /* Failure: err is NULL while fine, else the message of what failed (this computation's own
+     * fault, or a failed computation it read from), owned. Set once, when it is seen done. */
+    char *err;
+    /* The computations whose results it reads (references, until done): a failure of one is a
+     * failure of this one. Set by coherence when inputs are acquired. */
+    int ninputs, capinputs;
+    pg__comp **inputs;
+    pg__comp *fin_next; /* finishing inputs first (comp.c) */
+    int visiting;
     pg__carg args_in[PG__INLINE];
     uint64_t slots_in[PG__INLINE];
     int8_t slot_arg_in[PG__INLINE];
     pg__comp *parents_in[PG__INLINE];
+    pg__comp *inputs_in[PG__INLINE];
 };
 
 /* Drop c's parent list (the references must already be released). */
 void pg__comp_parents_clear(pg__comp *c);
+/* c's value is bad: it failed itself or read from a failed computation. msg is copied. */
+void pg__comp_fail(pg__comp *c, const char *msg);
+/* Failures seen since the last call (faults, not their consequences): PG_ERROR_DEVICE naming
+ * the first and how many, or PG_OK. For pg_runtime_sync, as CUDA's synchronize reports an
+ * asynchronous error. */
+pg_status pg__comp_failures_take(pg__runtime *rt);
 /* Free the pool of finished computations (runtime teardown). */
 void pg__comp_pool_free(pg__runtime *rt);
 
@@ -134,6 +150,8 @@ struct pg__array {
     pg__comp *map_comp;
     int map_count;
     int live_index; /* position in rt->arrays */
+    char *lost;     /* the current value is gone (its only copy was on a failed device, or its
+                     * writer failed or never ran): the error to report, owned; NULL if fine */
 };
 
 /* ---- kernels */
@@ -168,6 +186,8 @@ typedef struct pg__device {
     pg__stream *streams[PG__MAX_STREAMS];
     pg__stream *copy_stream; /* prefetch: input copies go here */
     uint64_t inflight;
+    int failed;    /* a kernel faulted here: nothing is placed here any more */
+    char *failure; /* why, owned (may be NULL when out of memory) */
 } pg__device;
 
 /* A device policy instance (policies/). */
@@ -214,6 +234,7 @@ typedef struct pg__options_resolved {
     int log; /* 0 off, 1 info, 2 debug */
     char trace[1024];
     char cache_dir[1024];
+    int check_bounds; /* check=bounds: guard pages around CPU device buffers */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -239,6 +260,8 @@ struct pg__runtime {
     int comp_pool_n;     /* kernel submissions, for the periodic sweep */
     pg__comp *inflight_head, *inflight_tail;
     pg__comp *pending_head, *pending_tail;
+    uint64_t failures;   /* faults seen since the last pg_runtime_sync */
+    char *first_failure; /* the first of them, owned */
     pg_stats stats;
     pg__record *records; /* ring of PG__DAG_HISTORY */
     int timing;          /* ask the backend for timing */
@@ -332,6 +355,20 @@ pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp *
 /* Start a copy of a's current value to location loc (0 host, d+1 device d) unless loc holds
  * it already; returns without waiting. The copy counts as a reader of a. */
 pg_status pg__coh_prefetch(pg__runtime *rt, pg__array *a, int loc);
+/* Before kernel c is accepted to run on dev: PG_ERROR_DEVICE if dev has failed or an input's
+ * current value is known to be lost or failed (the message names the array and the cause). */
+pg_status pg__coh_check_inputs(pg__runtime *rt, pg__comp *c, int dev);
+/* Host access c waited for `producer`, which made a's host copy and failed: the error to
+ * return; when c writes a, a's value stays failed. */
+pg_status pg__coh_value_failed(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp *producer);
+/* Device dev failed (why: the fault): nothing is placed there any more, its copies stop counting,
+ * and arrays whose only current copy was there are lost. Idempotent. */
+void pg__coh_device_failed(pg__runtime *rt, int dev, const char *why);
+/* Kernel c will never run (held back, then its scheduling failed with msg): its outputs have no
+ * value until written again. */
+void pg__coh_outputs_failed(pg__runtime *rt, pg__comp *c, const char *msg);
+/* a is being freed: release what coherence keeps for it. */
+void pg__coh_array_free(pg__array *a);
 
 /* ---- dag (dag/) */
 /* Parents of a computation using (array, access) pairs, from each array's history. *out is

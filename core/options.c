@@ -65,6 +65,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         str = &o->trace;
     else if (!strcmp(name, "cache_dir"))
         str = &o->cache_dir;
+    else if (!strcmp(name, "check"))
+        str = &o->check;
     if (str) {
         *str = value;
         return PG_OK;
@@ -91,7 +93,7 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
     return pg__error(PG_ERROR_ARGUMENT,
                      "unknown option '%s': expected devices, policy, stream_policy, "
                      "parent_stream_policy, execution, prefetch, interconnect, "
-                     "exploration_threshold, log, trace or cache_dir",
+                     "exploration_threshold, log, trace, cache_dir or check",
                      name);
 }
 
@@ -262,6 +264,14 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
     if ((st = copy_str(r->trace, sizeof r->trace, pick(o->trace, "PG_TRACE", ""), "trace")) ||
         (r->trace[0] && (st = check_trace_path(r->trace))))
         return st;
+
+    const char *ck = pick(o->check, "PG_CHECK", "off");
+    if (!strcmp(ck, "off"))
+        r->check_bounds = 0;
+    else if (!strcmp(ck, "bounds"))
+        r->check_bounds = 1;
+    else
+        return pg__error(PG_ERROR_ARGUMENT, "unknown check '%s': expected off or bounds", ck);
 
     const char *cd = pick(o->cache_dir, "PG_CACHE_DIR", NULL);
     char def[1024];

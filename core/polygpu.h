@@ -88,6 +88,9 @@ typedef struct pg_options {
     const char *log;                  /* "off" (default) | "info" | "debug" */
     const char *trace;                /* path of a Chrome trace written at pg_runtime_free */
     const char *cache_dir;            /* compiled-kernel cache, default ~/.cache/polygpu */
+    const char *check;                /* "off" (default) | "bounds": CPU device buffers sit
+                                         between guard pages, so a kernel reading or writing
+                                         past an array's end fails with "out of bounds" */
 } pg_options;
 
 void pg_options_init(pg_options *o);

@@ -15,12 +15,13 @@ static pg_status open_backend(pg__runtime *rt) {
             return PG_OK;
         pg__log(rt, 1, "no usable GPU (%s); using one CPU device", pg_last_error());
         pg__error_clear();
-        return pg__host_backend_open("", timing, &rt->ops, &rt->b, &rt->ndev);
+        return pg__host_backend_open("", timing, rt->opt.check_bounds, &rt->ops, &rt->b, &rt->ndev);
     }
     if (!strcmp(spec, "cuda") || !strncmp(spec, "cuda:", 5))
         return pg__cuda_backend_open(spec[4] ? spec + 5 : "", timing, &rt->ops, &rt->b, &rt->ndev);
     if (!strcmp(spec, "host") || !strncmp(spec, "host:", 5))
-        return pg__host_backend_open(spec[4] ? spec + 5 : "", timing, &rt->ops, &rt->b, &rt->ndev);
+        return pg__host_backend_open(spec[4] ? spec + 5 : "", timing, rt->opt.check_bounds,
+                                     &rt->ops, &rt->b, &rt->ndev);
     return pg__error(PG_ERROR_ARGUMENT,
                      "unknown devices '%s': expected auto, cuda, cuda:0,2 or host:N", spec);
 }
@@ -32,6 +33,9 @@ static void destroy(pg__runtime *rt) {
     }
     pg__dag_records_free(rt);
     pg__comp_pool_free(rt);
+    free(rt->first_failure);
+    for (int d = 0; d < PG_MAX_DEVICES; d++)
+        free(rt->dev[d].failure);
     pg__policy_close(&rt->policy);
     free(rt->arrays);
     free(rt->kernels);
@@ -169,26 +173,26 @@ pg_status pg_runtime_free_timeout(pg_runtime *h, uint64_t timeout_ns) {
     return close_runtime(h, timeout_ns);
 }
 
-pg_status pg_runtime_sync_timeout(pg_runtime *h, uint64_t timeout_ns) {
+static pg_status sync_for(pg_runtime *h, uint64_t timeout_ns, const char *fn) {
     pg__error_clear();
-    pg__runtime *rt = enter(h, "pg_runtime_sync_timeout");
+    pg__runtime *rt = enter(h, fn);
     if (!rt)
         return PG_ERROR_STATE;
     uint64_t outer = pg__wait_deadline_push(timeout_ns);
     pg_status st = pg__exec_sync(rt);
     pg__wait_deadline_pop(outer);
+    if (!st)
+        st = pg__comp_failures_take(rt); /* a fault since the last sync, as CUDA reports one */
     pg__leave(rt);
     return st;
 }
 
+pg_status pg_runtime_sync_timeout(pg_runtime *h, uint64_t timeout_ns) {
+    return sync_for(h, timeout_ns, "pg_runtime_sync_timeout");
+}
+
 pg_status pg_runtime_sync(pg_runtime *h) {
-    pg__error_clear();
-    pg__runtime *rt = enter(h, "pg_runtime_sync");
-    if (!rt)
-        return PG_ERROR_STATE;
-    pg_status st = pg__exec_sync(rt);
-    pg__leave(rt);
-    return st;
+    return sync_for(h, UINT64_MAX, "pg_runtime_sync");
 }
 
 pg_status pg_runtime_devices(pg_runtime *h, pg_device_info *out, int capacity, int *count) {

@@ -54,6 +54,11 @@ typedef struct pg__backend_ops {
     pg_status (*event_wait)(pg__backend *b, pg__bevent *e); /* block the calling thread */
     /* Block at most timeout_ns: PG_OK when e completed, PG_ERROR_TIMEOUT (no message) if not. */
     pg_status (*event_wait_for)(pg__backend *b, pg__bevent *e, uint64_t timeout_ns);
+    /* Once e is done: PG_OK when the operation enqueued last before e was recorded succeeded;
+     * PG_ERROR_DEVICE when it failed (a kernel faulted, or the work did not run because a
+     * device had failed before it): msg gets a sentence saying why, *failed_dev the device that
+     * failed (-1: none). Sets no error message. NULL where a backend cannot tell. */
+    pg_status (*event_error)(pg__backend *b, pg__bevent *e, int *failed_dev, char *msg, size_t cap);
     pg_status (*stream_wait)(pg__backend *b, pg__bstream *s, pg__bevent *e); /* s waits for e */
     void (*event_free)(pg__backend *b, pg__bevent *e);
 
@@ -87,9 +92,10 @@ typedef struct pg__backend_ops {
 } pg__backend_ops;
 
 /* Open a backend. spec is the part after "host:" / "cuda:" (may be ""). enable_timing asks the
- * backend to time operations (trace requested). On success *ndev >= 1. */
-pg_status pg__host_backend_open(const char *spec, int enable_timing, const pg__backend_ops **ops,
-                                pg__backend **b, int *ndev);
+ * backend to time operations (trace requested). check_bounds puts CPU device buffers between
+ * guard pages (option check=bounds). On success *ndev >= 1. */
+pg_status pg__host_backend_open(const char *spec, int enable_timing, int check_bounds,
+                                const pg__backend_ops **ops, pg__backend **b, int *ndev);
 pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__backend_ops **ops,
                                 pg__backend **b, int *ndev);
 

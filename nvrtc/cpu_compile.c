@@ -21,8 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-_Static_assert(sizeof(pg__cpu_launch) == 40 && offsetof(pg__cpu_launch, shared_mem) == 24 &&
-                   offsetof(pg__cpu_launch, fiber_memory) == 32,
+_Static_assert(sizeof(pg__cpu_launch) == 48 && offsetof(pg__cpu_launch, shared_mem) == 24 &&
+                   offsetof(pg__cpu_launch, fiber_memory) == 32 &&
+                   offsetof(pg__cpu_launch, fault) == 40,
                "pg__cpu_launch must match its C++ twin in cpu_prelude_block.c");
 _Static_assert(sizeof(pg__cpu_fibers) == 32 && offsetof(pg__cpu_fibers, extra) == 24,
                "pg__cpu_fibers must match its C++ twin in cpu_prelude_block.c");

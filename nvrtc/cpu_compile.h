@@ -22,6 +22,9 @@ typedef struct pg__cpu_launch {
      * launch. 0 ok, -1 out of memory. NULL (kernels called directly): the kernel maps memory
      * for each call. */
     int (*fiber_memory)(uint32_t nstacks, size_t extra_bytes, pg__cpu_fibers *out);
+    /* The kernel called exit, abort, __trap or failed an assert: report `what` and leave the
+     * kernel call (does not return). NULL (kernels called directly): the process aborts. */
+    void (*fault)(const char *what);
 } pg__cpu_launch;
 
 /* Runs blocks [begin, end) of a launch (linear block index, x fastest) on the calling thread.

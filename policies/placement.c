@@ -33,15 +33,36 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
     v->candidates = candidates;
 }
 
+/* Devices that have not failed (a kernel faulted there): the only ones work may go to. */
+static uint32_t alive(const pg__runtime *rt) {
+    uint32_t m = 0;
+    for (int d = 0; d < rt->ndev; d++)
+        if (!rt->dev[d].failed)
+            m |= 1u << d;
+    return m;
+}
+
+static pg_status none_alive(pg__runtime *rt, const pg__comp *c) {
+    return pg__error(PG_ERROR_DEVICE,
+                     "kernel '%s' cannot run: every device has failed (device 0: %s); arrays "
+                     "with a host copy can still be read, and a new runtime starts afresh",
+                     c->kernel ? c->kernel->name : "?",
+                     rt->dev[0].failure ? rt->dev[0].failure : "failed");
+}
+
 static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates, int *dev) {
     pg_policy_device devs[PG_MAX_DEVICES];
     pg_policy_array arrays[PG__MAX_PARAMS];
     pg_policy_view v;
-    if (rt->ndev == 1) {
+    if (rt->ndev == 1 && !rt->dev[0].failed) {
         *dev = 0;
         return PG_OK;
     }
     build_view(rt, c, devs, arrays, &v, candidates);
+    /* Looking at the devices may have shown one failed just now. */
+    v.candidates = candidates &= alive(rt);
+    if (!candidates)
+        return none_alive(rt, c);
     int d = rt->policy.ops.choose(rt->policy.state, &v);
     if (d < 0 || d >= rt->ndev || !(candidates >> d & 1))
         return pg__error(PG_ERROR_ARGUMENT,
@@ -71,14 +92,17 @@ pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream
     uint32_t free_devs = 0; /* devices of parents whose stream no sibling has taken */
     for (int i = 0; i < c->nparents && n < (int)(sizeof ps / sizeof *ps); i++) {
         pg__comp *p = c->parents[i];
-        if (p->stream && p->stream->index < PG__MAX_STREAMS && !pg__comp_known_done(p)) {
+        if (p->stream && p->stream->index < PG__MAX_STREAMS && !pg__comp_known_done(p) &&
+            !rt->dev[p->device].failed) {
             ps[n++] = p;
             if (!p->stream_taken)
                 free_devs |= 1u << p->device;
         }
     }
-    uint32_t all = (1u << rt->ndev) - 1;
+    uint32_t all = alive(rt);
     *stream_parent = NULL;
+    if (!all)
+        return none_alive(rt, c);
     pg__comp *p = NULL;
     pg_status st = PG_OK;
     if (n && rt->opt.parent_stream_policy == PG__PARENT_SAME) {

@@ -1,6 +1,7 @@
 /* host_backend.c: CPU devices (separate memories, a thread pool each) behind pg__backend_ops. */
 #include "devices/backend.h"
 #include "core/error.h"
+#include "devices/host/host_guard.h"
 #include "devices/host/host_pool.h"
 #include "devices/host/host_stream.h"
 #include "nvrtc/cpu_compile.h"
@@ -21,7 +22,8 @@ struct pg__backend {
     int ndev;
     int threads; /* per device, the stream worker included */
     uint64_t epoch_ns;
-    pg__host_pool *pool[PG_MAX_DEVICES];
+    int check_bounds; /* device buffers between guard pages (check=bounds) */
+    pg__host_dev devs[PG_MAX_DEVICES];
     pthread_mutex_t mu; /* guards the list of live streams */
     pg__bstream **streams;
     int nstreams, cap;
@@ -74,8 +76,10 @@ static void host_close(pg__backend *b) {
     /* Streams the core did not free: their work finishes first (the worker drains). */
     for (int i = 0; i < b->nstreams; i++)
         pg__host_stream_free(b->streams[i]);
-    for (int d = 0; d < b->ndev; d++)
-        pg__host_pool_free(b->pool[d]);
+    for (int d = 0; d < PG_MAX_DEVICES; d++) {
+        pg__host_pool_free(b->devs[d].pool);
+        pthread_mutex_destroy(&b->devs[d].mu);
+    }
     free(b->streams);
     pthread_mutex_destroy(&b->mu);
     free(b);
@@ -124,11 +128,19 @@ static void host_host_free(pg__backend *b, void *p) {
 static pg_status host_dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstream *s, void **out) {
     if (dev < 0 || dev >= b->ndev)
         return bad_device(b, dev);
-    return alloc_zeroed(bytes, "a CPU device's memory", out);
+    if (!b->check_bounds)
+        return alloc_zeroed(bytes, "a CPU device's memory", out);
+    if (!(*out = pg__host_guard_alloc(bytes)))
+        return pg__error(PG_ERROR_OUT_OF_MEMORY,
+                         "out of memory for a guarded buffer of %zu bytes (check=bounds maps "
+                         "each buffer on its own pages; free arrays or turn the check off)",
+                         bytes);
+    return PG_OK;
 }
 
 static void host_dev_free(pg__backend *b, int dev, void *p) {
-    free(p);
+    if (!b->check_bounds || !pg__host_guard_free(p))
+        free(p);
 }
 
 static pg_status host_memset_zero(pg__backend *b, pg__bstream *s, void *p, size_t bytes) {
@@ -150,7 +162,7 @@ static pg_status host_stream_new(pg__backend *b, int dev, pg__bstream **out) {
         b->cap = cap;
     }
     pg__bstream *s;
-    pg_status st = pg__host_stream_new(b->pool[dev], b->epoch_ns, &s);
+    pg_status st = pg__host_stream_new(b->devs, dev, b->epoch_ns, &s);
     if (!st) {
         b->streams[b->nstreams++] = s;
         *out = s;
@@ -190,6 +202,12 @@ static pg_status host_event_wait_for(pg__backend *b, pg__bevent *e, uint64_t tim
     return pg__host_event_wait_for(e, timeout_ns) ? PG_OK : PG_ERROR_TIMEOUT;
 }
 
+static pg_status host_event_error(pg__backend *b, pg__bevent *e, int *failed_dev, char *msg,
+                                  size_t cap) {
+    *failed_dev = -1;
+    return pg__host_event_failure(e, failed_dev, msg, cap) ? PG_ERROR_DEVICE : PG_OK;
+}
+
 static pg_status host_stream_wait(pg__backend *b, pg__bstream *s, pg__bevent *e) {
     return pg__host_stream_wait(s, e);
 }
@@ -200,7 +218,7 @@ static void host_event_free(pg__backend *b, pg__bevent *e) {
 
 static pg_status host_copy(pg__backend *b, pg__bstream *s, int dst_dev, void *dst, int src_dev,
                            const void *src, size_t bytes, pg__timing *t) {
-    return pg__host_stream_copy(s, dst, src, bytes, t);
+    return pg__host_stream_copy(s, dst_dev, dst, src_dev, src, bytes, t);
 }
 
 static pg_status host_kernel_build(pg__backend *b, const pg__kernel_src *src, void **image) {
@@ -251,6 +269,7 @@ static const pg__backend_ops host_ops = {
     .event_done = host_event_done,
     .event_wait = host_event_wait,
     .event_wait_for = host_event_wait_for,
+    .event_error = host_event_error,
     .stream_wait = host_stream_wait,
     .event_free = host_event_free,
     .copy = host_copy,
@@ -263,8 +282,8 @@ static const pg__backend_ops host_ops = {
     .wants_timing_events = 0,
 };
 
-pg_status pg__host_backend_open(const char *spec, int enable_timing, const pg__backend_ops **ops,
-                                pg__backend **out, int *ndev) {
+pg_status pg__host_backend_open(const char *spec, int enable_timing, int check_bounds,
+                                const pg__backend_ops **ops, pg__backend **out, int *ndev) {
     int n = 0, threads = 1;
     pg_status st = parse_spec(spec, &n);
     if (!st)
@@ -275,12 +294,17 @@ pg_status pg__host_backend_open(const char *spec, int enable_timing, const pg__b
     if (!b)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory opening CPU devices");
     pthread_mutex_init(&b->mu, NULL);
+    for (int d = 0; d < PG_MAX_DEVICES; d++) {
+        pthread_mutex_init(&b->devs[d].mu, NULL);
+        atomic_init(&b->devs[d].failed, 0);
+    }
     b->threads = threads;
+    b->check_bounds = check_bounds;
     b->epoch_ns = pg__host_now_ns();
     /* One thread per device means the stream workers run every block themselves. */
     for (int d = 0; d < n && threads > 1; d++) {
-        if ((st = pg__host_pool_new(threads - 1, &b->pool[d]))) {
-            host_close(b); /* b->ndev counts the pools made so far */
+        if ((st = pg__host_pool_new(threads - 1, &b->devs[d].pool))) {
+            host_close(b);
             return st;
         }
         b->ndev = d + 1;

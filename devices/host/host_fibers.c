@@ -85,3 +85,12 @@ int pg__host_fiber_memory(uint32_t nstacks, size_t extra_bytes, pg__cpu_fibers *
     out->stack_bytes = r->stride - (size_t)sysconf(_SC_PAGESIZE);
     return 0;
 }
+
+int pg__host_fiber_guard(uintptr_t addr) {
+    region *r = key_ok ? pthread_getspecific(key) : NULL;
+    if (!r || !r->base)
+        return 0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = (uintptr_t)(r->base + r->extra), end = (uintptr_t)(r->base + r->len);
+    return addr >= first && addr < end && (addr - first) % r->stride < page;
+}

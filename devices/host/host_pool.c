@@ -1,6 +1,7 @@
 /* host_pool.c: a CPU device's helper threads sharing out the chunks of concurrent launches. */
 #include "devices/host/host_pool.h"
 #include "core/error.h"
+#include "devices/host/host_fault.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,6 +20,8 @@ typedef struct job {
     atomic_uint_fast64_t next; /* next chunk to take */
     int helpers;               /* helper threads working on it (pool mutex) */
     int linked;                /* still in the pool's list (pool mutex) */
+    int faulted;               /* a block faulted: the first fault is in `fault` (pool mutex) */
+    pg__host_fault fault;
     struct job *prev, *next_job;
 } job;
 
@@ -32,7 +35,8 @@ struct pg__host_pool {
     pthread_t *threads;
 };
 
-static void run_chunks(job *j) {
+static void run_chunks_body(void *arg) {
+    job *j = arg;
     for (;;) {
         uint64_t c = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
         if (c >= j->nchunks)
@@ -41,6 +45,23 @@ static void run_chunks(job *j) {
         uint64_t end = begin + j->chunk < j->nblocks ? begin + j->chunk : j->nblocks;
         j->fn(j->l, begin, end, j->params);
     }
+}
+
+/* Run chunks until none is left, with faults caught: a fault ends the launch (no chunk is
+ * started after it, as a GPU stops a faulting grid) and the first one is kept for the caller. */
+static void run_chunks(pg__host_pool *p, job *j) {
+    pg__host_fault f;
+    if (pg__host_fault_catch(run_chunks_body, j, &f) == 0)
+        return;
+    atomic_store_explicit(&j->next, j->nchunks, memory_order_relaxed);
+    if (p)
+        pthread_mutex_lock(&p->mu);
+    if (!j->faulted) {
+        j->faulted = 1;
+        j->fault = f;
+    }
+    if (p)
+        pthread_mutex_unlock(&p->mu);
 }
 
 static void unlink_job(pg__host_pool *p, job *j) {
@@ -71,6 +92,7 @@ static job *take_job(pg__host_pool *p) {
 
 static void *helper_main(void *arg) {
     pg__host_pool *p = arg;
+    pg__host_fault_thread_begin();
     pthread_mutex_lock(&p->mu);
     for (;;) {
         job *j = take_job(p);
@@ -82,25 +104,31 @@ static void *helper_main(void *arg) {
         }
         j->helpers++;
         pthread_mutex_unlock(&p->mu);
-        run_chunks(j);
+        run_chunks(p, j);
         pthread_mutex_lock(&p->mu);
         unlink_job(p, j);
         if (--j->helpers == 0)
             pthread_cond_broadcast(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
+    pg__host_fault_thread_end();
     return NULL;
 }
 
-void pg__host_pool_run(pg__host_pool *p, pg__cpu_entry fn, const pg__cpu_launch *l, void **params,
-                       uint64_t nblocks) {
+int pg__host_pool_run(pg__host_pool *p, pg__cpu_entry fn, const pg__cpu_launch *l, void **params,
+                      uint64_t nblocks, pg__host_fault *fault) {
     if (nblocks == 0)
-        return;
-    if (!p || p->nthreads == 0 || nblocks == 1) {
-        fn(l, 0, nblocks, params);
-        return;
-    }
+        return 0;
     job j = {.fn = fn, .l = l, .params = params, .nblocks = nblocks};
+    if (!p || p->nthreads == 0 || nblocks == 1) {
+        j.chunk = nblocks; /* one chunk: every block on the caller */
+        j.nchunks = 1;
+        atomic_init(&j.next, 0);
+        run_chunks(NULL, &j);
+        if (j.faulted)
+            *fault = j.fault;
+        return j.faulted ? -1 : 0;
+    }
     uint64_t want = (uint64_t)(p->nthreads + 1) * CHUNKS_PER_THREAD;
     j.chunk = nblocks / want ? nblocks / want : 1;
     j.nchunks = (nblocks + j.chunk - 1) / j.chunk;
@@ -116,13 +144,16 @@ void pg__host_pool_run(pg__host_pool *p, pg__cpu_entry fn, const pg__cpu_launch 
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
 
-    run_chunks(&j);
+    run_chunks(p, &j);
 
     pthread_mutex_lock(&p->mu);
     unlink_job(p, &j);
     while (j.helpers > 0)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
+    if (j.faulted)
+        *fault = j.fault;
+    return j.faulted ? -1 : 0;
 }
 
 static void stop_and_join(pg__host_pool *p, int started) {

@@ -4,6 +4,7 @@
 #ifndef PG_HOST_POOL_H
 #define PG_HOST_POOL_H
 
+#include "devices/host/host_fault.h"
 #include "nvrtc/cpu_compile.h"
 
 typedef struct pg__host_pool pg__host_pool;
@@ -14,9 +15,11 @@ pg_status pg__host_pool_new(int nthreads, pg__host_pool **out);
 void pg__host_pool_free(pg__host_pool *p);
 
 /* Run blocks [0, nblocks) of a launch: split into chunks that the calling thread and the
- * pool's threads take in turn. Returns once every block ran; whatever the blocks wrote is then
- * visible to the caller. p may be NULL (the caller runs every block). */
-void pg__host_pool_run(pg__host_pool *p, pg__cpu_entry fn, const pg__cpu_launch *l, void **params,
-                       uint64_t nblocks);
+ * pool's threads take in turn. Returns 0 once every block ran; whatever the blocks wrote is then
+ * visible to the caller. p may be NULL (the caller runs every block). When kernel code faults
+ * (host_fault.h) no further chunk starts: returns -1 once the chunks already started are done,
+ * with the first fault in *fault. */
+int pg__host_pool_run(pg__host_pool *p, pg__cpu_entry fn, const pg__cpu_launch *l, void **params,
+                      uint64_t nblocks, pg__host_fault *fault);
 
 #endif

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,6 +30,7 @@ typedef struct op {
             void *dst;
             const void *src;
             size_t bytes;
+            int dst_dev, src_dev; /* PG_HOST or a device */
         } copy;
         struct {
             pg__bstream *s; /* referenced until the op is freed */
@@ -37,6 +39,13 @@ typedef struct op {
     } u;
     uint64_t slots[]; /* launch: the parameters' values, copied at enqueue */
 } op;
+
+/* An operation that failed: events recorded right after it report msg. */
+typedef struct failure {
+    uint64_t seq;
+    int dev; /* the device that failed */
+    char *msg;
+} failure;
 
 struct pg__bstream {
     atomic_int refs; /* the owner, each event, each queued wait on this stream */
@@ -50,8 +59,13 @@ struct pg__bstream {
     atomic_uint_fast64_t completed; /* seq of the last op finished; stored under mu, release */
     int stop;
     pthread_t thread;
-    pg__host_pool *pool;
+    pg__host_dev *devs;
+    int dev;
     uint64_t epoch_ns;
+    failure *fails; /* failed operations, by seq (mu); few: a failed device gets no new work */
+    int nfails, capfails;
+    uint64_t unrecorded;   /* first failed seq there was no memory to record (0: none) */
+    atomic_int any_failed; /* set (under mu) before a failed op completes: a lock-free "none" */
 };
 
 struct pg__bevent {
@@ -81,6 +95,9 @@ static void stream_unref(pg__bstream *s) {
         s->spare = o->next;
         free(o);
     }
+    for (int i = 0; i < s->nfails; i++)
+        free(s->fails[i].msg);
+    free(s->fails);
     pthread_cond_destroy(&s->done);
     pthread_cond_destroy(&s->work);
     pthread_mutex_destroy(&s->mu);
@@ -101,22 +118,66 @@ static void wait_seq(pg__bstream *s, uint64_t seq) {
     pthread_mutex_unlock(&s->mu);
 }
 
-static void run(pg__bstream *s, op *o) {
+static int failed(pg__bstream *s, int dev) {
+    return dev >= 0 && atomic_load_explicit(&s->devs[dev].failed, memory_order_acquire);
+}
+
+/* Work of a failed device is not run: what it reads or writes there is lost. */
+static int not_run(pg__bstream *s, int dev, const char *what, int *fdev, char *msg, size_t cap) {
+    pg__host_dev *d = &s->devs[dev];
+    pthread_mutex_lock(&d->mu);
+    snprintf(msg, cap, "%s: CPU device %d had failed (%s)", what, dev, d->why);
+    pthread_mutex_unlock(&d->mu);
+    *fdev = dev;
+    return -1;
+}
+
+static void device_failed(pg__bstream *s, const char *why) {
+    pg__host_dev *d = &s->devs[s->dev];
+    pthread_mutex_lock(&d->mu);
+    if (!atomic_load_explicit(&d->failed, memory_order_relaxed)) {
+        snprintf(d->why, sizeof d->why, "%s", why);
+        atomic_store_explicit(&d->failed, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* 0, or -1 with msg and *fdev set when the operation failed or was not run. */
+static int run(pg__bstream *s, op *o, int *fdev, char *msg, size_t cap) {
     uint64_t t0 = o->t ? pg__host_now_ns() : 0;
+    int st = 0;
     switch (o->kind) {
     case OP_LAUNCH: {
+        if (failed(s, s->dev)) {
+            st = not_run(s, s->dev, "not run", fdev, msg, cap);
+            break;
+        }
         void *params[PG__MAX_PARAMS];
         for (int i = 0; i < o->u.launch.nparams; i++)
             params[i] = &o->slots[i];
-        pg__host_pool_run(s->pool, o->u.launch.fn, &o->u.launch.l, params, o->u.launch.nblocks);
+        pg__host_fault f;
+        if (pg__host_pool_run(s->devs[s->dev].pool, o->u.launch.fn, &o->u.launch.l, params,
+                              o->u.launch.nblocks, &f)) {
+            device_failed(s, f.what);
+            snprintf(msg, cap, "%s", f.what);
+            *fdev = s->dev;
+            st = -1;
+        }
         break;
     }
     case OP_COPY:
-        if (o->u.copy.bytes && o->u.copy.dst != o->u.copy.src)
+        if (failed(s, o->u.copy.src_dev))
+            st = not_run(s, o->u.copy.src_dev, "copy not done", fdev, msg, cap);
+        else if (failed(s, o->u.copy.dst_dev))
+            st = not_run(s, o->u.copy.dst_dev, "copy not done", fdev, msg, cap);
+        else if (o->u.copy.bytes && o->u.copy.dst != o->u.copy.src)
             memmove(o->u.copy.dst, o->u.copy.src, o->u.copy.bytes);
         break;
     case OP_MEMSET:
-        memset(o->u.copy.dst, 0, o->u.copy.bytes);
+        if (failed(s, s->dev))
+            st = not_run(s, s->dev, "not run", fdev, msg, cap);
+        else
+            memset(o->u.copy.dst, 0, o->u.copy.bytes);
         break;
     case OP_WAIT:
         wait_seq(o->u.wait.s, o->u.wait.seq);
@@ -126,10 +187,30 @@ static void run(pg__bstream *s, op *o) {
         o->t->start_ns = t0 - s->epoch_ns;
         o->t->end_ns = pg__host_now_ns() - s->epoch_ns;
     }
+    return st;
+}
+
+/* With s->mu held, before the op counts as completed. Without memory for the record, every
+ * later operation of the stream counts as failed: too many failures beat a missed one. */
+static void note_failure(pg__bstream *s, uint64_t seq, int dev, const char *msg) {
+    atomic_store_explicit(&s->any_failed, 1, memory_order_relaxed);
+    if (s->nfails == s->capfails) {
+        int cap = s->capfails ? 2 * s->capfails : 4;
+        failure *f = realloc(s->fails, (size_t)cap * sizeof *f);
+        if (!f) {
+            if (!s->unrecorded)
+                s->unrecorded = seq;
+            return;
+        }
+        s->fails = f;
+        s->capfails = cap;
+    }
+    s->fails[s->nfails++] = (failure){seq, dev, strdup(msg)};
 }
 
 static void *worker_main(void *arg) {
     pg__bstream *s = arg;
+    pg__host_fault_thread_begin();
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (!s->head && !s->stop)
@@ -141,10 +222,14 @@ static void *worker_main(void *arg) {
         if (!s->head)
             s->tail = NULL;
         pthread_mutex_unlock(&s->mu);
-        run(s, o);
+        int fdev = -1;
+        char msg[512];
+        int st = run(s, o, &fdev, msg, sizeof msg);
         if (o->kind == OP_WAIT)
             stream_unref(o->u.wait.s);
         pthread_mutex_lock(&s->mu);
+        if (st)
+            note_failure(s, o->seq, fdev, msg);
         atomic_store_explicit(&s->completed, o->seq, memory_order_release);
         pthread_cond_broadcast(&s->done);
         if (o->cap == SPARE_SLOTS && s->nspare < SPARE_MAX) {
@@ -156,6 +241,7 @@ static void *worker_main(void *arg) {
         }
     }
     pthread_mutex_unlock(&s->mu);
+    pg__host_fault_thread_end();
     return NULL;
 }
 
@@ -195,13 +281,15 @@ static void enqueue(pg__bstream *s, op *o) {
     pthread_mutex_unlock(&s->mu);
 }
 
-pg_status pg__host_stream_new(pg__host_pool *pool, uint64_t epoch_ns, pg__bstream **out) {
+pg_status pg__host_stream_new(pg__host_dev *devs, int dev, uint64_t epoch_ns, pg__bstream **out) {
     pg__bstream *s = calloc(1, sizeof *s);
     if (!s)
         return no_memory();
     atomic_init(&s->refs, 1);
     atomic_init(&s->completed, 0);
-    s->pool = pool;
+    atomic_init(&s->any_failed, 0);
+    s->devs = devs;
+    s->dev = dev;
     s->epoch_ns = epoch_ns;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work, NULL);
@@ -249,6 +337,7 @@ pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
     o->u.launch.l.block = block;
     o->u.launch.l.shared_mem = shared_mem;
     o->u.launch.l.fiber_memory = pg__host_fiber_memory;
+    o->u.launch.l.fault = pg__host_fault_raise;
     o->u.launch.nblocks = (uint64_t)grid.x * grid.y * grid.z;
     o->u.launch.nparams = nparams;
     if (nparams)
@@ -257,14 +346,16 @@ pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
     return PG_OK;
 }
 
-pg_status pg__host_stream_copy(pg__bstream *s, void *dst, const void *src, size_t bytes,
-                               pg__timing *t) {
+pg_status pg__host_stream_copy(pg__bstream *s, int dst_dev, void *dst, int src_dev, const void *src,
+                               size_t bytes, pg__timing *t) {
     op *o = op_new(s, OP_COPY, 0, t);
     if (!o)
         return no_memory();
     o->u.copy.dst = dst;
     o->u.copy.src = src;
     o->u.copy.bytes = bytes;
+    o->u.copy.dst_dev = dst_dev;
+    o->u.copy.src_dev = src_dev;
     enqueue(s, o);
     return PG_OK;
 }
@@ -275,6 +366,8 @@ pg_status pg__host_stream_memset_zero(pg__bstream *s, void *p, size_t bytes) {
         return no_memory();
     o->u.copy.dst = p;
     o->u.copy.bytes = bytes;
+    o->u.copy.dst_dev = s->dev;
+    o->u.copy.src_dev = PG_HOST;
     enqueue(s, o);
     return PG_OK;
 }
@@ -310,6 +403,30 @@ pg_status pg__host_event_record(pg__bstream *s, pg__bevent **out) {
 
 int pg__host_event_done(pg__bevent *e) {
     return reached(e->s, e->seq);
+}
+
+int pg__host_event_failure(pg__bevent *e, int *dev, char *msg, size_t cap) {
+    pg__bstream *s = e->s;
+    /* Asked about every finished computation: no lock when the stream never failed. The flag
+     * was set before `completed` was released, which the caller acquired (the event is done). */
+    if (!atomic_load_explicit(&s->any_failed, memory_order_relaxed))
+        return 0;
+    int found = 0;
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < s->nfails && !found; i++) {
+        if (s->fails[i].seq == e->seq) {
+            *dev = s->fails[i].dev;
+            snprintf(msg, cap, "%s", s->fails[i].msg ? s->fails[i].msg : "it failed");
+            found = 1;
+        }
+    }
+    if (!found && s->unrecorded && e->seq >= s->unrecorded) {
+        *dev = s->dev;
+        snprintf(msg, cap, "CPU device %d had failed (out of memory for the details)", s->dev);
+        found = 1;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return found;
 }
 
 void pg__host_event_wait(pg__bevent *e) {

@@ -6,9 +6,22 @@
 
 #include "devices/host/host_pool.h"
 
-/* A stream whose launches run on `pool` (may be NULL: the worker runs every block). Times are
- * CLOCK_MONOTONIC nanoseconds minus epoch_ns. */
-pg_status pg__host_stream_new(pg__host_pool *pool, uint64_t epoch_ns, pg__bstream **out);
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* A CPU device as its streams see it. Once a kernel faults on it the device has failed, as a
+ * GPU whose context died: work on it that has not started yet is not run, and copies to or from
+ * it fail, each completing as failed (pg__host_event_failure). */
+typedef struct pg__host_dev {
+    pg__host_pool *pool; /* NULL: the stream workers run every block */
+    atomic_int failed;
+    pthread_mutex_t mu; /* guards why */
+    char why[400];      /* the fault that made it fail */
+} pg__host_dev;
+
+/* A stream of device devs[dev]; launches run on its pool. Times are CLOCK_MONOTONIC nanoseconds
+ * minus epoch_ns. devs outlives the stream. */
+pg_status pg__host_stream_new(pg__host_dev *devs, int dev, uint64_t epoch_ns, pg__bstream **out);
 /* Let the queued work finish, stop the worker and drop the owner's reference. */
 void pg__host_stream_free(pg__bstream *s);
 
@@ -17,14 +30,17 @@ void pg__host_stream_free(pg__bstream *s);
 pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid, pg_dim3 block,
                                  size_t shared_mem, const uint64_t *params, int nparams,
                                  pg__timing *t);
-pg_status pg__host_stream_copy(pg__bstream *s, void *dst, const void *src, size_t bytes,
-                               pg__timing *t);
+pg_status pg__host_stream_copy(pg__bstream *s, int dst_dev, void *dst, int src_dev, const void *src,
+                               size_t bytes, pg__timing *t);
 pg_status pg__host_stream_memset_zero(pg__bstream *s, void *p, size_t bytes);
 /* s waits for e before its later operations. */
 pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e);
 
 pg_status pg__host_event_record(pg__bstream *s, pg__bevent **out);
 int pg__host_event_done(pg__bevent *e);
+/* Once e is done: 0 when the operation enqueued last before it completed, 1 when it failed (a
+ * fault, or not run because a device had failed): msg says why, *dev is the failed device. */
+int pg__host_event_failure(pg__bevent *e, int *dev, char *msg, size_t cap);
 void pg__host_event_wait(pg__bevent *e);
 int pg__host_event_wait_for(pg__bevent *e, uint64_t timeout_ns); /* 1: completed */
 void pg__host_event_free(pg__bevent *e);

@@ -161,7 +161,7 @@ static void **ptrs(slots *s, int n, ...) {
 
 static pg__cpu_launch launch1(uint32_t grid, uint32_t bx, uint32_t by, uint32_t bz, size_t shared,
                               int backend) {
-    pg__cpu_launch l = {{grid, 1, 1}, {bx, by, bz}, shared, NULL};
+    pg__cpu_launch l = {{grid, 1, 1}, {bx, by, bz}, shared, NULL, NULL};
     if (backend)
         l.fiber_memory = pg__host_fiber_memory;
     return l;

@@ -60,7 +60,7 @@ static void arg_f64(args *a, double v) {
 
 static pg__cpu_launch launch(uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
                              uint32_t bz) {
-    pg__cpu_launch l = {{gx, gy, gz}, {bx, by, bz}, 0, NULL};
+    pg__cpu_launch l = {{gx, gy, gz}, {bx, by, bz}, 0, NULL, NULL};
     return l;
 }
 

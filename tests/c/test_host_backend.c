@@ -143,7 +143,7 @@ static void test_bad_specs(void) {
         const pg__backend_ops *o = NULL;
         pg__backend *bb = NULL;
         int n = -1;
-        CHECK_STATUS(pg__host_backend_open(bad[i], 0, &o, &bb, &n), PG_ERROR_ARGUMENT);
+        CHECK_STATUS(pg__host_backend_open(bad[i], 0, 0, &o, &bb, &n), PG_ERROR_ARGUMENT);
         CHECK(strstr(pg_last_error(), "bad host device spec") != NULL);
         CHECK(strstr(pg_last_error(), bad[i]) != NULL);
         CHECK(bb == NULL && n == -1);
@@ -152,20 +152,20 @@ static void test_bad_specs(void) {
     const pg__backend_ops *o = NULL;
     pg__backend *bb = NULL;
     int n = 0;
-    CHECK_STATUS(pg__host_backend_open("2", 0, &o, &bb, &n), PG_ERROR_ARGUMENT);
+    CHECK_STATUS(pg__host_backend_open("2", 0, 0, &o, &bb, &n), PG_ERROR_ARGUMENT);
     CHECK(strstr(pg_last_error(), "PG_HOST_THREADS") != NULL);
     setenv("PG_HOST_THREADS", "0", 1);
-    CHECK_STATUS(pg__host_backend_open("2", 0, &o, &bb, &n), PG_ERROR_ARGUMENT);
+    CHECK_STATUS(pg__host_backend_open("2", 0, 0, &o, &bb, &n), PG_ERROR_ARGUMENT);
 
     /* Good specs: "" is one device, "16" the most. */
     unsetenv("PG_HOST_THREADS");
-    REQUIRE_OK(pg__host_backend_open("", 0, &o, &bb, &n));
+    REQUIRE_OK(pg__host_backend_open("", 0, 0, &o, &bb, &n));
     CHECK(n == 1);
     pg_device_info info;
     CHECK_OK(o->device_info(bb, 0, &info));
     CHECK(info.multiprocessors >= 1);
     o->close(bb);
-    REQUIRE_OK(pg__host_backend_open("16", 0, &o, &bb, &n));
+    REQUIRE_OK(pg__host_backend_open("16", 0, 0, &o, &bb, &n));
     CHECK(n == 16);
     o->close(bb);
 }
@@ -460,7 +460,7 @@ static void test_close_in_flight(void) {
     const pg__backend_ops *o;
     pg__backend *bb;
     int n;
-    REQUIRE_OK(pg__host_backend_open("3", 1, &o, &bb, &n));
+    REQUIRE_OK(pg__host_backend_open("3", 1, 0, &o, &bb, &n));
     CHECK(n == 3);
     pg__bstream *s[3];
     uint32_t *v[3];
@@ -508,7 +508,7 @@ int main(void) {
     test_bad_specs();
     setenv("PG_HOST_THREADS", "4", 1);
     int ndev = 0;
-    REQUIRE_OK(pg__host_backend_open("2", 1, &ops, &b, &ndev));
+    REQUIRE_OK(pg__host_backend_open("2", 1, 0, &ops, &b, &ndev));
     test_device_info(ndev);
     test_memory();
     test_ordering();
@@ -521,7 +521,7 @@ int main(void) {
     ops->close(b);
     test_close_in_flight();
     setenv("PG_HOST_THREADS", "1", 1);
-    REQUIRE_OK(pg__host_backend_open("2", 0, &ops, &b, &ndev));
+    REQUIRE_OK(pg__host_backend_open("2", 0, 0, &ops, &b, &ndev));
     test_blocks(0); /* one thread per device: the stream worker runs every block */
     test_stress();
     ops->close(b);

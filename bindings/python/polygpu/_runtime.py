@@ -32,6 +32,9 @@ class Runtime(_polygpu.Runtime):
     * ``log``: ``"off"``, ``"info"`` or ``"debug"``.
     * ``trace``: path of a Chrome trace written when the runtime is closed.
     * ``cache_dir``: the compiled-kernel cache (default ``~/.cache/polygpu``).
+    * ``check``: ``"off"`` (default) or ``"bounds"``: CPU device buffers sit between guard
+      pages, so a kernel writing past an array's end raises :class:`DeviceError` ("out of
+      bounds") instead of changing another array.
 
     Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:

@@ -186,6 +186,18 @@ public final class Runtime implements AutoCloseable {
         }
 
         /**
+         * Checked mode: {@code "bounds"} puts each CPU device buffer between guard pages, so a
+         * kernel that reads or writes past an array's end fails with "out of bounds" instead of
+         * changing another array ({@code check}).
+         *
+         * @param v {@code "off"} (default) or {@code "bounds"}
+         * @return this
+         */
+        public Options check(String v) {
+            return set("check", v);
+        }
+
+        /**
          * The options set so far, by C name.
          *
          * @return an unmodifiable view

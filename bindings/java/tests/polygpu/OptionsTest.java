@@ -23,7 +23,7 @@ class OptionsTest {
         Runtime.Options o = new Runtime.Options().devices("host:2").policy("round-robin")
                 .streamPolicy("fifo").parentStreamPolicy("disjoint").execution("async")
                 .prefetch(true).interconnect("m.csv").explorationThreshold(0.25).log("info")
-                .trace("t.json").cacheDir("/tmp/c");
+                .trace("t.json").cacheDir("/tmp/c").check("bounds");
         assertEquals("host:2", o.values().get("devices"));
         assertEquals("fifo", o.values().get("stream_policy"));
         assertEquals("disjoint", o.values().get("parent_stream_policy"));
@@ -32,6 +32,7 @@ class OptionsTest {
         assertEquals("0.25", o.values().get("exploration_threshold"));
         assertEquals("t.json", o.values().get("trace"));
         assertEquals("/tmp/c", o.values().get("cache_dir"));
+        assertEquals("bounds", o.values().get("check"));
         o.devices(null);
         assertFalse(o.values().containsKey("devices"));
     }
