@@ -86,7 +86,14 @@ typedef struct pg_options {
     const char *log;                  /* "off" (default) | "info" | "debug" */
     const char *trace;                /* path of a Chrome trace written at pg_runtime_free */
     const char *cache_dir;            /* compiled-kernel cache, default ~/.cache/polygpu */
+    /* Bytes of device buffers the runtime may hold per device (CPU and GPU devices alike); past
+     * it, least recently used copies are evicted (see pg_stats.evictions). 0: no limit;
+     * PG_DEVICE_MEMORY_UNSET (what pg_options_init sets): PG_DEVICE_MEMORY_LIMIT, else none.
+     * pg_options_set takes bytes or a size with a binary suffix: "4194304", "64M", "1.5G". */
+    uint64_t device_memory_limit;
 } pg_options;
+
+#define PG_DEVICE_MEMORY_UNSET UINT64_MAX
 
 void pg_options_init(pg_options *o);
 /* Set an option by its name (the same names as the struct fields) from a string, as a
@@ -149,6 +156,13 @@ typedef struct pg_stats {
     uint64_t link_bytes[PG_MAX_DEVICES + 1][PG_MAX_DEVICES + 1]; /* [src location][dst location] */
     uint64_t host_wait_ns; /* time host accesses and syncs spent waiting for devices */
     uint64_t pending;      /* computations waiting for a mapped array to be released */
+    /* Memory pressure (device_memory_limit, or a device out of memory). */
+    uint64_t evictions;     /* device copies freed to make room */
+    uint64_t bytes_evicted; /* their bytes */
+    uint64_t writebacks;    /* of those, copies that held the only current value: copied to the
+                               host first (also counted in copies and link_bytes) */
+    uint64_t device_bytes[PG_MAX_DEVICES];      /* bytes of device buffers held now, per device */
+    uint64_t device_bytes_peak[PG_MAX_DEVICES]; /* the most held at once, per device */
 } pg_stats;
 
 pg_status pg_runtime_stats(pg_runtime *rt, pg_stats *out);
