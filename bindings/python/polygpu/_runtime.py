@@ -32,6 +32,9 @@ class Runtime(_polygpu.Runtime):
     * ``log``: ``"off"``, ``"info"`` or ``"debug"``.
     * ``trace``: path of a Chrome trace written when the runtime is closed.
     * ``cache_dir``: the compiled-kernel cache (default ``~/.cache/polygpu``).
+    * ``device_memory_limit``: bytes of device buffers per device, an int or a size such as
+      ``"64M"`` / ``"1.5G"`` (default none, 0: none). Past it, least recently used copies are
+      evicted; a launch whose own arrays exceed it raises :class:`OutOfMemoryError`.
 
     Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:

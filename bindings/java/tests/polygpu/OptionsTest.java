@@ -2,6 +2,7 @@ package polygpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static polygpu.TestSupport.BLOCK;
 import static polygpu.TestSupport.GRID;
@@ -22,7 +23,7 @@ class OptionsTest {
         Runtime.Options o = new Runtime.Options().devices("host:2").policy("round-robin")
                 .streamPolicy("fifo").parentStreamPolicy("disjoint").execution("async")
                 .prefetch(true).interconnect("m.csv").explorationThreshold(0.25).log("info")
-                .trace("t.json").cacheDir("/tmp/c");
+                .trace("t.json").cacheDir("/tmp/c").deviceMemoryLimit(4L << 20);
         assertEquals("host:2", o.values().get("devices"));
         assertEquals("fifo", o.values().get("stream_policy"));
         assertEquals("disjoint", o.values().get("parent_stream_policy"));
@@ -31,6 +32,8 @@ class OptionsTest {
         assertEquals("0.25", o.values().get("exploration_threshold"));
         assertEquals("t.json", o.values().get("trace"));
         assertEquals("/tmp/c", o.values().get("cache_dir"));
+        assertEquals("4194304", o.values().get("device_memory_limit"));
+        assertEquals("64M", o.deviceMemoryLimit("64M").values().get("device_memory_limit"));
         o.devices(null);
         assertFalse(o.values().containsKey("devices"));
     }
@@ -54,6 +57,20 @@ class OptionsTest {
         assertTrue(Files.readString(trace).contains("traceEvents"));
         try (Stream<Path> files = Files.walk(cache)) {
             assertTrue(files.anyMatch(Files::isRegularFile), "a compiled kernel was cached");
+        }
+    }
+
+    @Test
+    void deviceMemoryLimitTakesEffect() {
+        try (Runtime rt = new Runtime(new Runtime.Options().devices("host:1")
+                .deviceMemoryLimit(2 * 4 * N))) {
+            DeviceArray y = rt.array("float32", N), a = rt.array("float32", N),
+                    b = rt.array("float32", N);
+            OutOfMemoryException e = assertThrows(OutOfMemoryException.class,
+                    () -> rt.kernel(SRC, "sum2").launch(GRID, BLOCK, y, a, b, N));
+            assertTrue(e.getMessage().contains("device_memory_limit 8000"), e.getMessage());
+            rt.kernel(SRC, "add1").launch(GRID, BLOCK, y, a, N); /* 8000 bytes: fits */
+            assertEquals(1.0f, y.getFloat(0));
         }
     }
 
