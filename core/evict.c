@@ -29,9 +29,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PINGPONG_LOADS 8
 #define MAX_RESTARTS 256
+#define USER_DEPTH 8 /* held-back work followed to its parents this deep */
 
 /* Consecutive placements of this thread that waited for room and started over. */
 static _Thread_local int restarts;
@@ -67,23 +69,75 @@ void pg__evict_forget(pg__runtime *rt, pg__array *a, int dev) {
     rt->stats.device_bytes[dev] -= a->nbytes;
 }
 
-static int unfinished(pg__runtime *rt, pg__comp *p) {
-    return p && !pg__comp_done(rt, p);
+typedef struct waitlist {
+    pg__comp **c;
+    int n, cap;
+    int failed;
+} waitlist;
+
+static void wait_add(waitlist *w, pg__comp *c) {
+    if (w->n == w->cap) {
+        int cap = w->cap ? 2 * w->cap : 8;
+        pg__comp **n = realloc(w->c, (size_t)cap * sizeof *n);
+        if (!n) {
+            w->failed = 1;
+            return;
+        }
+        w->c = n;
+        w->cap = cap;
+    }
+    pg__comp_ref(c);
+    w->c[w->n++] = c;
 }
 
-/* May unfinished work still use a's buffers? Asked for the array as a whole: a copy between
- * two devices reads one device's buffer from the other's stream. A writer held back or a host
- * access still open counts as unfinished: the readers it replaced in the history may run. */
-static int busy(pg__runtime *rt, pg__array *a) {
-    if (unfinished(rt, a->last_writer))
+/* Add to w (if not NULL) the unfinished work that may use a buffer for p: p itself once issued;
+ * for work not issued yet (held back behind a mapping, or a host access in progress), which
+ * uses no device buffer itself, the parents it stands for in the arrays' histories (a writer
+ * replaces the readers before it there). Returns how many there are, -1 if the chain of
+ * such work is too long to follow. */
+static int users_of(pg__runtime *rt, pg__comp *p, waitlist *w, int depth) {
+    if (!p || pg__comp_done(rt, p))
+        return 0;
+    if (p->state == PG__ISSUED) {
+        if (w)
+            wait_add(w, p);
         return 1;
-    for (int r = 0; r < a->nreaders; r++)
-        if (unfinished(rt, a->readers[r]))
-            return 1;
-    for (int l = 0; l <= rt->ndev; l++)
-        if (unfinished(rt, a->ready[l]))
-            return 1;
-    return 0;
+    }
+    if (!depth)
+        return -1;
+    int n = 0;
+    for (int i = 0; i < p->nparents; i++) {
+        int k = users_of(rt, p->parents[i], w, depth - 1);
+        if (k < 0)
+            return -1;
+        n += k;
+    }
+    return n;
+}
+
+/* The unfinished work that may still use a's buffers, added to w if not NULL: its history
+ * and the producers of its copies. Asked for the array as a whole: a copy between two devices
+ * reads one device's buffer from the other's stream. 0: idle; -1: unknown (busy). */
+static int users(pg__runtime *rt, pg__array *a, waitlist *w) {
+    int n = 0, k;
+    for (int l = 0; l <= rt->ndev; l++) {
+        if ((k = users_of(rt, a->ready[l], w, USER_DEPTH)) < 0)
+            return -1;
+        n += k;
+    }
+    if ((k = users_of(rt, a->last_writer, w, USER_DEPTH)) < 0)
+        return -1;
+    n += k;
+    for (int r = 0; r < a->nreaders; r++) {
+        if ((k = users_of(rt, a->readers[r], w, USER_DEPTH)) < 0)
+            return -1;
+        n += k;
+    }
+    return n;
+}
+
+static int busy(pg__runtime *rt, pg__array *a) {
+    return users(rt, a, NULL) != 0;
 }
 
 static int has_buffer(const pg__array *a, int loc) {
@@ -167,54 +221,43 @@ static pg_status no_room(pg__runtime *rt, int dev, uint64_t bytes, const char *w
                      (unsigned long long)rt->stats.device_bytes[dev]);
 }
 
-typedef struct waitlist {
-    pg__comp **c;
-    int n, cap;
-    int failed;
-} waitlist;
-
-static void wait_add(waitlist *w, pg__comp *c) {
-    if (w->n == w->cap) {
-        int cap = w->cap ? 2 * w->cap : 8;
-        pg__comp **n = realloc(w->c, (size_t)cap * sizeof *n);
-        if (!n) {
-            w->failed = 1;
-            return;
-        }
-        w->c = n;
-        w->cap = cap;
+/* Make w, a writer not issued yet (held back behind a mapping, or a host access still in its
+ * waits), wait for p too. */
+static pg_status add_parent(pg__runtime *rt, pg__comp *w, pg__comp *p) {
+    pg__comp **ps = w->parents;
+    if (ps && ps != w->parents_in) {
+        ps = realloc(ps, ((size_t)w->nparents + 1) * sizeof *ps);
+    } else if (w->nparents < PG__INLINE) {
+        ps = w->parents_in;
+    } else {
+        ps = malloc(((size_t)w->nparents + 1) * sizeof *ps);
+        if (ps)
+            memcpy(ps, w->parents_in, (size_t)w->nparents * sizeof *ps);
     }
-    pg__comp_ref(c);
-    w->c[w->n++] = c;
+    if (!ps)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    pg__comp_ref(p);
+    ps[w->nparents++] = p;
+    w->parents = ps;
+    pg__dag_record_add_parent(rt, w, p->id);
+    return PG_OK;
 }
 
-/* Add the unfinished work using a to w: the number added (0: a is idle), or -1 if some of it
- * cannot be waited for (held back, or a host access in progress: waiting could wait for this
- * very thread). */
-static int add_users(pg__runtime *rt, pg__array *a, waitlist *w) {
-    pg__comp *u[PG__NLOC + 1];
-    int nu = 0;
-    for (int l = 0; l <= rt->ndev; l++)
-        u[nu++] = a->ready[l];
-    u[nu++] = a->last_writer;
-    for (int i = 0; i < nu; i++)
-        if (unfinished(rt, u[i]) && u[i]->state != PG__ISSUED)
-            return -1;
-    for (int r = 0; r < a->nreaders; r++)
-        if (unfinished(rt, a->readers[r]) && a->readers[r]->state != PG__ISSUED)
-            return -1;
-    int added = 0;
-    for (int i = 0; i < nu; i++)
-        if (unfinished(rt, u[i])) {
-            wait_add(w, u[i]);
-            added++;
-        }
-    for (int r = 0; r < a->nreaders; r++)
-        if (unfinished(rt, a->readers[r])) {
-            wait_add(w, a->readers[r]);
-            added++;
-        }
-    return added;
+/* Copy a's only current value (on a device, which no unfinished work uses) to the host; then
+ * a->ready[0] is the copy. The copy joins a's readers. Its last writer may be held back (or a
+ * host access may be waiting for its parents): it has not written yet, and the copy reads
+ * the value before it, so it becomes one of that writer's parents as well. */
+static pg_status write_back(pg__runtime *rt, pg__array *a) {
+    pg__comp *lw = a->last_writer;
+    pg_status st = pg__coh_prefetch(rt, a, 0);
+    if (!st && !a->ready[0])
+        st = pg__error(PG_ERROR_INTERNAL, "array %llu: write-back issued no copy",
+                       (unsigned long long)a->id);
+    if (!st && lw && (lw->state == PG__PENDING || lw->state == PG__OPEN))
+        st = add_parent(rt, lw, a->ready[0]);
+    if (!st)
+        rt->stats.writebacks++;
+    return st;
 }
 
 /* The oldest unfinished work on dev, else anywhere: memory can be held by arrays the script
@@ -257,15 +300,14 @@ static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t m
         if (!a->dev[dev])
             continue;
         /* Asking whether work finished changes the answers as it goes: decide on one look. */
-        int users = add_users(rt, a, &w);
-        if (users > 0)
+        int nu = users(rt, a, &w);
+        if (nu > 0)
             planned += a->nbytes;
-        else if (users == 0 && clean(rt, a, dev))
+        else if (nu == 0 && clean(rt, a, dev))
             drop(rt, a, dev); /* its work finished since free_clean looked */
-        else if (users == 0) {
-            st = pg__coh_prefetch(rt, a, 0); /* dirty: write it back, then it is clean */
-            if (!st && a->ready[0]) {
-                rt->stats.writebacks++;
+        else if (nu == 0) {
+            st = write_back(rt, a);
+            if (!st) {
                 wait_add(&w, a->ready[0]);
                 planned += a->nbytes;
             }

@@ -267,6 +267,7 @@ static pg_status issue_pending(pg__runtime *rt) {
          * marked as its own blocker, so that work submitted meanwhile that depends on it is
          * held back too; then the list is walked again from its head. */
         int again;
+        pg__comp *next = c->next; /* scheduling puts c on the in-flight list, which links it */
         c->blocker = c;
         pg__comp_ref(c);
         pg_status st = schedule(rt, c, &again);
@@ -277,10 +278,11 @@ static pg_status issue_pending(pg__runtime *rt) {
             continue;
         }
         c->blocker = NULL;
-        *link = c->next;
+        *link = next;
         if (rt->pending_tail == c)
             rt->pending_tail = prev;
-        c->next = NULL;
+        if (c->state != PG__ISSUED)
+            c->next = NULL;
         rt->stats.pending--;
         if (st) {
             /* Nobody waits on a failed computation forever: it counts as finished. */
