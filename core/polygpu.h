@@ -219,8 +219,9 @@ pg_status pg_array_unmap(pg_array *a);
  * so that a later read there (a host read, a kernel placed there) finds it ready. The copy
  * is ordered after a's last writer and before its next one, and other copies stay valid.
  * A hint: it does nothing where the location already holds the value or will get it anyway,
- * and while the value is not yet known (the host has a write mapping open, or its writer is
- * held back by one). */
+ * while the value is not yet known (the host has a write mapping open, or its writer is
+ * held back by one), and where the device has no room for it without waiting for other work
+ * (device_memory_limit). */
 pg_status pg_array_prefetch(pg_array *a, int location);
 
 /* ---------------------------------------------------------------- kernels */

@@ -288,6 +288,34 @@ static void held_back_writer(void) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* A prefetch to a device with no room short of waiting (its data dirty) does nothing: it is a
+ * hint. The launch that needs the array makes the room. */
+static void prefetch_full(void) {
+    pg_runtime *rt = limited("host:2", "pin0", "2M");
+    pg_kernel *k = kern(rt, "bump");
+    int n = (int)ELEMS;
+    pg_array *a = uarray(rt, MIB), *b = uarray(rt, MIB), *c = uarray(rt, MIB);
+    pg_array *ab[2] = {a, b}, *ba[2] = {b, a}, *ca[2] = {c, a};
+    CHECK_OK(launch(k, ab, 2, 1, 0, n));
+    CHECK_OK(launch(k, ba, 2, 1, 0, n)); /* device 0 holds a and b, both dirty */
+    static unsigned ones[ELEMS];
+    for (int i = 0; i < n; i++)
+        ones[i] = 1;
+    CHECK_OK(pg_array_write(c, 0, ELEMS, ones)); /* on the host only */
+    CHECK_OK(pg_array_prefetch(c, 0));
+    CHECK_OK(launch(k, ca, 2, 1, 0, n));
+    unsigned v[3];
+    CHECK_OK(pg_array_read(a, 0, 1, v));
+    CHECK_OK(pg_array_read(b, 0, 1, v + 1));
+    CHECK_OK(pg_array_read(c, 0, 1, v + 2));
+    CHECK(v[0] == 1 && v[1] == 2 && v[2] == 3);
+    CHECK_OK(pg_array_free(a));
+    CHECK_OK(pg_array_free(b));
+    CHECK_OK(pg_array_free(c));
+    CHECK_OK(pg_kernel_free(k));
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 /* Threads launching into one device under the limit at once: each placement that has to wait
  * for room starts over with the lock dropped, while the others go on. */
 #define THREADS 4
@@ -412,6 +440,7 @@ int main(void) {
     too_big();
     held_back();
     held_back_writer();
+    prefetch_full();
     threads();
     ping_pong();
     CHECK_DONE();
