@@ -124,8 +124,10 @@ void pg__array_unref(pg__array *a) {
     if (a->host)
         rt->ops->host_free(rt->b, a->host);
     for (int d = 0; d < rt->ndev; d++)
-        if (a->dev[d])
+        if (a->dev[d]) {
             rt->ops->dev_free(rt->b, d, a->dev[d]);
+            pg__evict_forget(rt, a, d);
+        }
     free(a);
 }
 
@@ -142,11 +144,16 @@ pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
     }
     int d = loc - 1;
     if (!a->dev[d]) {
-        pg_status st = rt->ops->dev_alloc(rt->b, d, a->nbytes, s->b, &a->dev[d]);
+        /* Counted per device and kept under device_memory_limit (core/evict.c); a kernel's
+         * buffers were made by pg__evict_reserve already. */
+        void *p = NULL;
+        pg_status st = pg__evict_alloc(rt, a, d, s, &p);
         if (st)
             return st;
+        a->dev[d] = p;
         if (a->fresh && (st = rt->ops->memset_zero(rt->b, s->b, a->dev[d], a->nbytes))) {
             rt->ops->dev_free(rt->b, d, a->dev[d]);
+            pg__evict_forget(rt, a, d);
             a->dev[d] = NULL;
             return st;
         }
@@ -288,6 +295,12 @@ pg_status pg_array_prefetch(pg_array *h, int location) {
                   (w && (w->state == PG__OPEN || w->state == PG__PENDING));
     if (!st && !unknown)
         st = pg__coh_prefetch(rt, a, location == PG_HOST ? 0 : PG__LOC(location));
+    if (st == PG_ERROR_OUT_OF_MEMORY && location != PG_HOST) {
+        /* No room on the device short of waiting for other work (core/evict.c): a hint
+         * leaves it to the launch that needs the array, which may wait. */
+        pg__error_clear();
+        st = PG_OK;
+    }
     pg__leave(rt);
     return st;
 }

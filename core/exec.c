@@ -127,22 +127,26 @@ static pg_status kernel_function(pg__runtime *rt, pg__kernel *k, int dev, void *
     return PG_OK;
 }
 
-/* Place c on a device and stream, move its inputs there, launch it, update coherence. */
-static pg_status schedule(pg__runtime *rt, pg__comp *c) {
+/* Place c on a device and stream, move its inputs there, launch it, update coherence. Sets
+ * *again, having changed nothing, when making room on the device waited with the lock dropped:
+ * then c must be placed anew. */
+static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     int dev;
     pg__stream *s;
     pg__comp *sp = NULL;
+    *again = 0;
     pg_status st = pg__policy_place(rt, c, &dev, &s, &sp);
     if (!st && !s)
         st = pg__stream_get_new(rt, dev, &s);
     void *buf[PG__MAX_PARAMS];
     uint64_t zeroed = 0; /* args whose buffer this launch creates as zeros on s */
-    for (int i = 0; !st && i < c->nargs; i++) {
-        pg__array *a = c->args[i].array;
-        if (a->fresh && !a->dev[dev])
+    for (int i = 0; !st && i < c->nargs; i++)
+        if (c->args[i].array->fresh && !c->args[i].array->dev[dev])
             zeroed |= UINT64_C(1) << i;
-        st = pg__array_buffer(a, PG__LOC(dev), s, &buf[i]);
-    }
+    if (!st && (st = pg__evict_reserve(rt, c, dev, s, again)) == PG_OK && *again)
+        return PG_OK;
+    for (int i = 0; !st && i < c->nargs; i++)
+        st = pg__array_buffer(c->args[i].array, PG__LOC(dev), s, &buf[i]);
     void *fn = NULL;
     if (!st)
         st = kernel_function(rt, c->kernel, dev, &fn);
@@ -211,21 +215,30 @@ pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
      * device, which costs more than the rest of a launch. */
     if ((++rt->submits & 15) == 0)
         pg__exec_sweep(rt, 64);
-    pg_status st = pg__dag_parents(rt, c->args, c->nargs, &c->parents, &c->nparents, c->parents_in,
-                                   PG__INLINE);
-    if (st)
-        return st;
-    c->blocker = find_blocker(c);
-    if (c->blocker) {
-        st = accept(rt, c, c->kernel->name);
+    for (;;) {
+        pg_status st = pg__dag_parents(rt, c->args, c->nargs, &c->parents, &c->nparents,
+                                       c->parents_in, PG__INLINE);
         if (st)
             return st;
-        c->state = PG__PENDING;
-        list_push(&rt->pending_head, &rt->pending_tail, c);
-        rt->stats.pending++;
-        return PG_OK;
+        c->blocker = find_blocker(c);
+        if (c->blocker) {
+            st = accept(rt, c, c->kernel->name);
+            if (st)
+                return st;
+            c->state = PG__PENDING;
+            list_push(&rt->pending_head, &rt->pending_tail, c);
+            rt->stats.pending++;
+            return PG_OK;
+        }
+        int again;
+        st = schedule(rt, c, &again);
+        if (!again)
+            return st;
+        /* Room was made with the lock dropped: other threads' work may be c's parents now. */
+        for (int i = 0; i < c->nparents; i++)
+            pg__comp_unref(rt, c->parents[i]);
+        pg__comp_parents_clear(c);
     }
-    return schedule(rt, c);
 }
 
 /* Issue, in submission order, the held-back computations nothing holds back any more. */
@@ -240,12 +253,27 @@ static pg_status issue_pending(pg__runtime *rt) {
             link = &c->next;
             continue;
         }
-        *link = c->next;
+        /* While schedule waits for device memory with the lock dropped, c stays listed and
+         * marked as its own blocker, so that work submitted meanwhile that depends on it is
+         * held back too; then the list is walked again from its head. */
+        int again;
+        pg__comp *next = c->next; /* scheduling puts c on the in-flight list, which links it */
+        c->blocker = c;
+        pg__comp_ref(c);
+        pg_status st = schedule(rt, c, &again);
+        pg__comp_unref(rt, c);
+        if (again) {
+            link = &rt->pending_head;
+            prev = NULL;
+            continue;
+        }
+        c->blocker = NULL;
+        *link = next;
         if (rt->pending_tail == c)
             rt->pending_tail = prev;
-        c->next = NULL;
+        if (c->state != PG__ISSUED)
+            c->next = NULL;
         rt->stats.pending--;
-        pg_status st = schedule(rt, c);
         if (st) {
             /* Nobody waits on a failed computation forever: it counts as finished. */
             pg__log(rt, 1, "held-back kernel %s #%llu failed: %s", c->kernel->name,
@@ -481,6 +509,7 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
     for (int i = 0; i < c->nparents; i++)
         pg__comp_unref(rt, c->parents[i]);
     pg__comp_parents_clear(c);
+    a->dev_pinned |= 1u << dev; /* the address is the other library's now: never evicted */
     *ptr = buf;
     *stream = rt->ops->stream_handle(rt->b, s->b);
     pg__comp_unref(rt, c); /* the in-flight list and the array's history keep it */

@@ -152,6 +152,11 @@ struct pg__array {
     int live_index; /* position in rt->arrays */
     char *lost;     /* the current value is gone (its only copy was on a failed device, or its
                      * writer failed or never ran): the error to report, owned; NULL if fine */
+    /* device memory (core/evict.c) */
+    uint64_t dev_use[PG_MAX_DEVICES];     /* LRU: pg__runtime.use_clock when last used there */
+    uint64_t dev_evicted[PG_MAX_DEVICES]; /* number of the load that evicted it there (0 never) */
+    uint64_t evict_mark;                  /* == rt->evict_mark: an argument being placed */
+    uint32_t dev_pinned; /* bit d: its address on device d was handed out, never evicted */
 };
 
 /* ---- kernels */
@@ -188,6 +193,10 @@ typedef struct pg__device {
     uint64_t inflight;
     int failed;    /* a kernel faulted here: nothing is placed here any more */
     char *failure; /* why, owned (may be NULL when out of memory) */
+    /* memory pressure (core/evict.c); the bytes held are rt->stats.device_bytes[d] */
+    uint64_t loads;   /* placements that allocated buffers here while a limit was in force */
+    int pingpong;     /* consecutive loads that undid the previous one (see evict.c) */
+    uint64_t last_ws; /* bytes of the arguments of the previous load */
 } pg__device;
 
 /* A device policy instance (policies/). */
@@ -234,7 +243,8 @@ typedef struct pg__options_resolved {
     int log; /* 0 off, 1 info, 2 debug */
     char trace[1024];
     char cache_dir[1024];
-    int check_bounds; /* check=bounds: guard pages around CPU device buffers */
+    int check_bounds;             /* check=bounds: guard pages around CPU device buffers */
+    uint64_t device_memory_limit; /* 0: none */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -255,6 +265,8 @@ struct pg__runtime {
     double policy_bw[PG__NLOC * PG__NLOC]; /* ic equalized for the policies (core/links.c) */
     pg__policy policy;
     uint64_t next_comp_id, next_array_id, submissions;
+    uint64_t use_clock;  /* LRU stamps of device buffers (core/evict.c) */
+    uint64_t evict_mark; /* marks the arguments of the computation being placed */
     uint64_t submits;
     pg__comp *comp_pool; /* finished computations kept for reuse */
     int comp_pool_n;     /* kernel submissions, for the periodic sweep */
@@ -298,6 +310,22 @@ void pg__array_ref(pg__array *a);
 void pg__array_unref(pg__array *a);
 /* The buffer at a location, allocated on first use (zeroed if the array is fresh). */
 pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out);
+
+/* ---- device memory (core/evict.c): the bytes of device buffers per device, kept under
+ * device_memory_limit (and under what the device itself can give) by evicting least recently
+ * used copies that no unfinished work uses: clean ones are freed, dirty ones (the only current
+ * value) are copied to the host first. */
+/* Allocate the buffers c lacks on dev (zeroed on s for never-written arrays), making room
+ * first. Needing to wait for work to finish (a write-back, a computation using a buffer), it
+ * waits with the lock dropped and sets *again: the world changed, so the caller places c anew
+ * (its parents, device and stream may differ). Fails with PG_ERROR_OUT_OF_MEMORY when c's own
+ * arguments exceed the limit, when nothing can be evicted, or when the device ping-pongs. */
+pg_status pg__evict_reserve(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s, int *again);
+/* A buffer of a's size on dev for a copy or a device access (a itself has none there):
+ * evicts only what can go without waiting. */
+pg_status pg__evict_alloc(pg__runtime *rt, pg__array *a, int dev, pg__stream *s, void **out);
+/* a's buffer on dev is gone (array freed): stop counting it. */
+void pg__evict_forget(pg__runtime *rt, pg__array *a, int dev);
 
 /* ---- kernels (core/kernel.c) */
 void pg__kernel_unref(pg__kernel *k);

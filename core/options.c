@@ -1,6 +1,7 @@
 /* options.c: runtime options — defaults, PG_* environment variables, validation. */
 #include "core/internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -16,6 +17,7 @@ void pg_options_init(pg_options *o) {
     memset(o, 0, sizeof *o);
     o->prefetch = -1;
     o->exploration_threshold = -1.0;
+    o->device_memory_limit = PG_DEVICE_MEMORY_UNSET;
 }
 
 static pg_status parse_number(const char *name, const char *v, double *out) {
@@ -41,6 +43,43 @@ static pg_status parse_bool(const char *name, const char *v, int *out) {
     }
     return pg__error(PG_ERROR_ARGUMENT, "option %s: '%s' is not a boolean (use 1/0, true/false)",
                      name, v);
+}
+
+/* A byte count: a number with an optional binary suffix (K, M, G, T, optionally followed by
+ * "B" or "iB", any case), as memory options of JVMs and container runtimes are written. The
+ * result must be a whole number of bytes below 2^64. */
+static pg_status parse_bytes(const char *name, const char *v, uint64_t *out) {
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    int bad = errno || end == v || !(d >= 0) || isinf(d);
+    double unit = 1;
+    if (!bad && *end) {
+        const char *units = "KMGT";
+        const char *u = strchr(units, toupper((unsigned char)*end));
+        if (!u)
+            bad = 1;
+        else {
+            for (const char *p = units; p <= u; p++)
+                unit *= 1024;
+            end++;
+            if (*end == 'i' || *end == 'I')
+                end++;
+            if (*end == 'b' || *end == 'B')
+                end++;
+            bad = *end != 0;
+        }
+    }
+    double bytes = d * unit;
+    if (!bad && (bytes >= 18446744073709551616.0 || bytes != floor(bytes)))
+        bad = 1;
+    if (bad)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "option %s: '%s' is not a byte count (use bytes, or a size such as 64M or "
+                         "1.5G; 0 for no limit)",
+                         name, v);
+    *out = (uint64_t)bytes;
+    return PG_OK;
 }
 
 pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
@@ -90,10 +129,18 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         o->exploration_threshold = d;
         return PG_OK;
     }
+    if (!strcmp(name, "device_memory_limit")) {
+        uint64_t b = 0;
+        pg_status st = parse_bytes(name, value, &b);
+        if (st == PG_OK)
+            o->device_memory_limit = b;
+        return st;
+    }
     return pg__error(PG_ERROR_ARGUMENT,
                      "unknown option '%s': expected devices, policy, stream_policy, "
                      "parent_stream_policy, execution, prefetch, interconnect, "
-                     "exploration_threshold, log, trace, cache_dir or check",
+                     "exploration_threshold, log, trace, cache_dir, check or "
+                     "device_memory_limit",
                      name);
 }
 
@@ -246,6 +293,16 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
     if (!(r->exploration_threshold >= 0.0 && r->exploration_threshold <= 1.0))
         return pg__error(PG_ERROR_ARGUMENT, "exploration_threshold %g is outside [0, 1]",
                          r->exploration_threshold);
+
+    if (o->device_memory_limit != PG_DEVICE_MEMORY_UNSET) {
+        r->device_memory_limit = o->device_memory_limit;
+    } else {
+        const char *e = getenv("PG_DEVICE_MEMORY_LIMIT");
+        if (e && *e &&
+            (st = parse_bytes("device_memory_limit (PG_DEVICE_MEMORY_LIMIT)", e,
+                              &r->device_memory_limit)))
+            return st;
+    }
 
     const char *lg = pick(o->log, "PG_LOG", "off");
     if (!strcmp(lg, "off"))

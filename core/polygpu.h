@@ -91,7 +91,14 @@ typedef struct pg_options {
     const char *check;                /* "off" (default) | "bounds": CPU device buffers sit
                                          between guard pages, so a kernel reading or writing
                                          past an array's end fails with "out of bounds" */
+    /* Bytes of device buffers the runtime may hold per device (CPU and GPU devices alike); past
+     * it, least recently used copies are evicted (see pg_stats.evictions). 0: no limit;
+     * PG_DEVICE_MEMORY_UNSET (what pg_options_init sets): PG_DEVICE_MEMORY_LIMIT, else none.
+     * pg_options_set takes bytes or a size with a binary suffix: "4194304", "64M", "1.5G". */
+    uint64_t device_memory_limit;
 } pg_options;
+
+#define PG_DEVICE_MEMORY_UNSET UINT64_MAX
 
 void pg_options_init(pg_options *o);
 /* Set an option by its name (the same names as the struct fields) from a string, as a
@@ -170,6 +177,13 @@ typedef struct pg_stats {
     uint64_t link_bytes[PG_MAX_DEVICES + 1][PG_MAX_DEVICES + 1]; /* [src location][dst location] */
     uint64_t host_wait_ns; /* time host accesses and syncs spent waiting for devices */
     uint64_t pending;      /* computations waiting for a mapped array to be released */
+    /* Memory pressure (device_memory_limit, or a device out of memory). */
+    uint64_t evictions;     /* device copies freed to make room */
+    uint64_t bytes_evicted; /* their bytes */
+    uint64_t writebacks;    /* of those, copies that held the only current value: copied to the
+                               host first (also counted in copies and link_bytes) */
+    uint64_t device_bytes[PG_MAX_DEVICES];      /* bytes of device buffers held now, per device */
+    uint64_t device_bytes_peak[PG_MAX_DEVICES]; /* the most held at once, per device */
 } pg_stats;
 
 pg_status pg_runtime_stats(pg_runtime *rt, pg_stats *out);
@@ -226,8 +240,9 @@ pg_status pg_array_unmap(pg_array *a);
  * so that a later read there (a host read, a kernel placed there) finds it ready. The copy
  * is ordered after a's last writer and before its next one, and other copies stay valid.
  * A hint: it does nothing where the location already holds the value or will get it anyway,
- * and while the value is not yet known (the host has a write mapping open, or its writer is
- * held back by one). */
+ * while the value is not yet known (the host has a write mapping open, or its writer is
+ * held back by one), and where the device has no room for it without waiting for other work
+ * (device_memory_limit). */
 pg_status pg_array_prefetch(pg_array *a, int location);
 
 /* ---------------------------------------------------------------- kernels */

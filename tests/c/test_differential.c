@@ -2,7 +2,9 @@
  * reads and writes, maps, frees) run once serially on one device and then asynchronously on
  * four CPU devices under every device, stream and parent-stream policy. Every value the program
  * reads must be equal to the bit. Seeded: a failure prints the seed and the program.
- * PG_DIFF_PROGRAMS sets the number of programs (default 500), PG_DIFF_SEED the first seed. */
+ * PG_DIFF_PROGRAMS sets the number of programs (default 500), PG_DIFF_SEED the first seed;
+ * PG_DIFF_MEMORY_LIMIT (e.g. "6K": arrays are 2068 bytes) runs the asynchronous side under that
+ * device_memory_limit, so that evictions and write-backs interleave with everything else. */
 #include "kernels_common.h"
 
 #include <stdio.h>
@@ -115,6 +117,8 @@ typedef struct env {
     pg_kernel *k[NKERNELS];
 } env;
 
+static char run_error[2048]; /* the message of run's failing call */
+
 static pg_status run(env *e, const program *p, uint64_t *digest) {
     pg_array *arr[MAX_ARRAYS];
     int64_t n = N;
@@ -171,6 +175,8 @@ static pg_status run(env *e, const program *p, uint64_t *digest) {
         if (!(st = pg_array_read(arr[i], 0, N, buf)))
             h = mix_in(h, buf, sizeof buf);
     }
+    if (st) /* the frees below clear it */
+        snprintf(run_error, sizeof run_error, "%s: %s", pg_status_name(st), pg_last_error());
     for (int i = 0; i < p->narrays; i++)
         pg_array_free(arr[i]);
     *digest = h;
@@ -186,12 +192,22 @@ static void open_env(env *e, const char *devices, const char *execution, const c
     o.policy = policy;
     o.stream_policy = stream_policy;
     o.parent_stream_policy = parent;
+    const char *limit = getenv("PG_DIFF_MEMORY_LIMIT");
+    if (limit && *limit && strcmp(execution, "sync"))
+        REQUIRE_OK(pg_options_set(&o, "device_memory_limit", limit));
     REQUIRE_OK(pg_runtime_new(&o, &e->rt));
     for (int i = 0; i < NKERNELS; i++)
         REQUIRE_OK(pg_kernel_new(e->rt, SRC, KERNELS[i].name, KERNELS[i].sig, NULL, &e->k[i]));
 }
 
+static uint64_t evictions, writebacks; /* over the asynchronous runs */
+
 static void close_env(env *e) {
+    pg_stats s;
+    if (pg_runtime_stats(e->rt, &s) == PG_OK) {
+        evictions += s.evictions;
+        writebacks += s.writebacks;
+    }
     for (int i = 0; i < NKERNELS; i++)
         CHECK_OK(pg_kernel_free(e->k[i]));
     CHECK_OK(pg_runtime_free(e->rt));
@@ -212,7 +228,7 @@ int main(void) {
         generate(seed0 + (unsigned)i, &progs[i]);
         pg_status st = run(&serial, &progs[i], &expect[i]);
         if (st) {
-            fprintf(stderr, "serial run failed: %s\n", pg_last_error());
+            fprintf(stderr, "serial run failed: %s\n", run_error);
             print_program(&progs[i]);
             return 1;
         }
@@ -236,8 +252,7 @@ int main(void) {
                     pg_status st = run(&e, &progs[i], &got);
                     if (st || got != expect[i]) {
                         fprintf(stderr, "MISMATCH under %s / %s / %s: %s\n", policies[pi],
-                                streams[si], parents[qi],
-                                st ? pg_last_error() : "different values");
+                                streams[si], parents[qi], st ? run_error : "different values");
                         print_program(&progs[i]);
                         if (++failures > 3)
                             return 1;
@@ -247,6 +262,10 @@ int main(void) {
             }
     printf("%d programs x %d configurations on %s: %d mismatches\n", nprog, configs, async_devices,
            failures);
+    if (getenv("PG_DIFF_MEMORY_LIMIT"))
+        printf("device_memory_limit %s: %llu evictions, %llu of them write-backs\n",
+               getenv("PG_DIFF_MEMORY_LIMIT"), (unsigned long long)evictions,
+               (unsigned long long)writebacks);
     free(progs);
     free(expect);
     CHECK(failures == 0);

@@ -35,6 +35,20 @@ return {
         still_works()
     end},
 
+    {"device_memory_limit: a launch over it fails, the runtime goes on", function()
+        T.raises(function() T.runtime {device_memory_limit = "lots"} end, "not a byte count")
+        local small = T.runtime {devices = "host:1", device_memory_limit = 2 * 4 * N}
+        local ks = T.kernels(small)
+        local a, b, c = small:array("float32", N), small:array("float32", N),
+            small:array("float32", N)
+        T.raises(function() ks.sum2(T.grid(N))(a, b, c, N) end, "polygpu:",
+            "device_memory_limit 512")
+        ks.add1(T.grid(N))(a, b, N)
+        T.all(a, function() return 1.0 end, "a after the refused launch")
+        small:close()
+        still_works()
+    end},
+
     {"bad shapes", function()
         T.raises(function() rt:array("float32", {}) end, "0 dimensions")
         T.raises(function() rt:array("float32", {1, 2, 3, 4, 5}) end, "5 dimensions")

@@ -35,6 +35,9 @@ class Runtime(_polygpu.Runtime):
     * ``check``: ``"off"`` (default) or ``"bounds"``: CPU device buffers sit between guard
       pages, so a kernel writing past an array's end raises :class:`DeviceError` ("out of
       bounds") instead of changing another array.
+    * ``device_memory_limit``: bytes of device buffers per device, an int or a size such as
+      ``"64M"`` / ``"1.5G"`` (default none, 0: none). Past it, least recently used copies are
+      evicted; a launch whose own arrays exceed it raises :class:`OutOfMemoryError`.
 
     Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:

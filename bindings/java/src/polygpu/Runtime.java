@@ -195,6 +195,27 @@ public final class Runtime implements AutoCloseable {
          */
         public Options check(String v) {
             return set("check", v);
+         * The bytes of device buffers the runtime may hold per device ({@code
+         * device_memory_limit}); past it, least recently used copies are evicted, and a launch
+         * whose own arrays exceed it fails with {@link OutOfMemoryException}.
+         *
+         * @param bytes the limit, 0 for none (the default)
+         * @return this
+         */
+        public Options deviceMemoryLimit(long bytes) {
+            if (bytes < 0)
+                throw new ArgumentException("deviceMemoryLimit: " + bytes + " bytes is negative");
+            return set("device_memory_limit", Long.toString(bytes));
+        }
+
+        /**
+         * The device memory limit as a size ({@code "64M"}, {@code "1.5G"}; binary units).
+         *
+         * @param size the limit as {@code pg_options_set} reads it
+         * @return this
+         */
+        public Options deviceMemoryLimit(String size) {
+            return set("device_memory_limit", size);
         }
 
         /**

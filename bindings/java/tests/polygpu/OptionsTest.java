@@ -23,7 +23,8 @@ class OptionsTest {
         Runtime.Options o = new Runtime.Options().devices("host:2").policy("round-robin")
                 .streamPolicy("fifo").parentStreamPolicy("disjoint").execution("async")
                 .prefetch(true).interconnect("m.csv").explorationThreshold(0.25).log("info")
-                .trace("t.json").cacheDir("/tmp/c").check("bounds");
+                .trace("t.json").cacheDir("/tmp/c").check("bounds")
+                .deviceMemoryLimit(4L << 20);
         assertEquals("host:2", o.values().get("devices"));
         assertEquals("fifo", o.values().get("stream_policy"));
         assertEquals("disjoint", o.values().get("parent_stream_policy"));
@@ -33,6 +34,8 @@ class OptionsTest {
         assertEquals("t.json", o.values().get("trace"));
         assertEquals("/tmp/c", o.values().get("cache_dir"));
         assertEquals("bounds", o.values().get("check"));
+        assertEquals("4194304", o.values().get("device_memory_limit"));
+        assertEquals("64M", o.deviceMemoryLimit("64M").values().get("device_memory_limit"));
         o.devices(null);
         assertFalse(o.values().containsKey("devices"));
     }
@@ -77,6 +80,20 @@ class OptionsTest {
                     () -> new Runtime(new Runtime.Options().set("exploration_threshold", v)),
                     "threshold '" + v + "'");
             assertTrue(e.getMessage().contains("exploration_threshold"), e.getMessage());
+        }
+    }
+
+    @Test
+    void deviceMemoryLimitTakesEffect() {
+        try (Runtime rt = new Runtime(new Runtime.Options().devices("host:1")
+                .deviceMemoryLimit(2 * 4 * N))) {
+            DeviceArray y = rt.array("float32", N), a = rt.array("float32", N),
+                    b = rt.array("float32", N);
+            OutOfMemoryException e = assertThrows(OutOfMemoryException.class,
+                    () -> rt.kernel(SRC, "sum2").launch(GRID, BLOCK, y, a, b, N));
+            assertTrue(e.getMessage().contains("device_memory_limit 8000"), e.getMessage());
+            rt.kernel(SRC, "add1").launch(GRID, BLOCK, y, a, N); /* 8000 bytes: fits */
+            assertEquals(1.0f, y.getFloat(0));
         }
     }
 
