@@ -198,6 +198,8 @@ static pg_status rewrite(const char *source, const char *name, const char *code,
     size_t n = strlen(code), copied = 0;
     for (size_t p = pg__cpu_find_word(code, 0, n, "__shared__"); p != (size_t)-1;
          p = pg__cpu_find_word(code, p + 10, n, "__shared__")) {
+        if (p < copied)
+            continue; /* a second __shared__ of a declaration already rewritten */
         size_t ds = p, de = p;
         while (ds > 0 && !strchr(";{}", code[ds - 1]))
             ds--;

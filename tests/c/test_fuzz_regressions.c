@@ -1,0 +1,98 @@
+/* test_fuzz_regressions.c: every input the fuzzers of tests/fuzz/ found a crash or hang with,
+ * run again through the same harnesses (saved under tests/fuzz/regressions/<harness>/), plus
+ * each finding's behaviour checked by name. A harness aborts on a broken invariant, and ASan
+ * (make test-asan) catches the memory errors the fuzzers saw. */
+#include "check.h"
+#include "nvrtc/cpu_rewrite.h"
+
+#include "tests/fuzz/fuzz_cpu_scan.c"
+#include "tests/fuzz/fuzz_signature_infer.c"
+#include "tests/fuzz/fuzz_signature_parse.c"
+
+#include <dirent.h>
+#include <string.h>
+
+/* Run each file of tests/fuzz/regressions/<harness>/ (none: no finding yet) through the
+ * harness; returns the count. */
+static int replay(const char *harness, int (*entry)(const uint8_t *, size_t)) {
+    char dir[4096], top[4200];
+    const char *root = getenv("PG_SOURCE_DIR");
+    if (root && *root) {
+        snprintf(dir, sizeof dir, "%s/tests/fuzz/regressions/%s", root, harness);
+    } else { /* run by hand: next to this file */
+        const char *slash = strrchr(__FILE__, '/');
+        int n = slash ? (int)(slash - __FILE__) : 0;
+        snprintf(dir, sizeof dir, "%.*s%s../fuzz/regressions/%s", n, __FILE__, n ? "/" : "",
+                 harness);
+    }
+    snprintf(top, sizeof top, "%s/../README.md", dir);
+    FILE *readme = fopen(top, "r");
+    if (!readme) { /* the folder of findings must be there, even when this harness has none */
+        fprintf(stderr, "cannot open %s (set PG_SOURCE_DIR to the source tree)\n", top);
+        CHECK(0);
+        return 0;
+    }
+    fclose(readme);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            CHECK(f != NULL);
+            continue;
+        }
+        uint8_t buf[1 << 16];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        /* Named first: a crash or hang below shows which input did it. */
+        fprintf(stderr, "%s: %s (%zu bytes)\n", harness, e->d_name, n);
+        entry(buf, n);
+        count++;
+    }
+    closedir(d);
+    return count;
+}
+
+/* Rewrite `src` for CPU devices; expect status `want`, and on success a text holding `frag`. */
+static void check_rewrite(const char *src, pg_status want, const char *frag) {
+    char *out = NULL;
+    pg_status st = pg__cpu_rewrite_shared(src, "k", &out);
+    if (st != want) {
+        fprintf(stderr, "rewrite of \"%s\": %s (%s), expected %s\n", src, pg_status_name(st),
+                pg_last_error(), pg_status_name(want));
+        CHECK(0);
+    }
+    if (!st && frag && !strstr(out, frag)) {
+        fprintf(stderr, "rewrite of \"%s\" lacks \"%s\":\n%s\n", src, frag, out);
+        CHECK(0);
+    }
+    if (!st)
+        free(out);
+}
+
+/* cpu_scan finding 1: a declaration with __shared__ twice was rewritten at its first
+ * __shared__, then again at its second, copying a negative length (ASan: negative-size-param;
+ * without ASan the output buffer's growth loop never ended: a hang). */
+static void shared_twice_in_one_declaration(void) {
+    check_rewrite("extern __shared__ __shared__ float s[];", PG_OK, "pg__smem_dyn");
+    check_rewrite("__shared__ extern __shared__ l;", PG_OK, "pg__smem_dyn");
+    check_rewrite("__global__ void k(float *y) {\n"
+                  "  extern __shared__ __shared__ float s[];\n"
+                  "  s[threadIdx.x] = y[0]; }\n",
+                  PG_OK, "(*const s)");
+}
+
+int main(void) {
+    shared_twice_in_one_declaration();
+    int n = replay("signature_parse", pg_fuzz_signature_parse);
+    n += replay("signature_infer", pg_fuzz_signature_infer);
+    n += replay("cpu_scan", pg_fuzz_cpu_scan);
+    printf("fuzz regressions: %d saved inputs replayed\n", n);
+    CHECK_DONE();
+}
