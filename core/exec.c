@@ -304,10 +304,13 @@ static pg_status issue_pending(pg__runtime *rt) {
 
 /* May a new access to a, mapped by `old`, share that mapping? Only while nothing submitted
  * after the mapping conflicts with the access: otherwise the access must see that later
- * work, which itself waits for the mapping to end. */
+ * work, which itself waits for the mapping to end. A write is shared only by its holders'
+ * nested accesses: another thread's access comes after the write, and waits for it as a
+ * kernel would (holders unknown: shared, as it always was). */
 static int map_covers(const pg__array *a, const pg__comp *old, int write) {
     if (old->kind == PG__HOST_WRITE)
-        return a->last_writer == old && (!write || a->nreaders == 0);
+        return a->last_writer == old && (!write || a->nreaders == 0) &&
+               (old->holders_lost || held_by_self(old));
     if (write)
         return 0; /* a read mapping upgraded to a write: handled by the caller */
     for (int r = 0; r < a->nreaders; r++)
