@@ -15,24 +15,25 @@
 /* Run each file of tests/fuzz/regressions/<harness>/ (none: no finding yet) through the
  * harness; returns the count. */
 static int replay(const char *harness, int (*entry)(const uint8_t *, size_t)) {
-    char dir[4096], top[4200];
+    char top[4096], dir[4200];
     const char *root = getenv("PG_SOURCE_DIR");
     if (root && *root) {
-        snprintf(dir, sizeof dir, "%s/tests/fuzz/regressions/%s", root, harness);
+        snprintf(top, sizeof top, "%s/tests/fuzz/regressions", root);
     } else { /* run by hand: next to this file */
         const char *slash = strrchr(__FILE__, '/');
         int n = slash ? (int)(slash - __FILE__) : 0;
-        snprintf(dir, sizeof dir, "%.*s%s../fuzz/regressions/%s", n, __FILE__, n ? "/" : "",
-                 harness);
+        snprintf(top, sizeof top, "%.*s%s../fuzz/regressions", n, __FILE__, n ? "/" : "");
     }
-    snprintf(top, sizeof top, "%s/../README.md", dir);
-    FILE *readme = fopen(top, "r");
-    if (!readme) { /* the folder of findings must be there, even when this harness has none */
-        fprintf(stderr, "cannot open %s (set PG_SOURCE_DIR to the source tree)\n", top);
+    /* The folder of findings must be there, even when this harness has none. */
+    snprintf(dir, sizeof dir, "%s/README.md", top);
+    FILE *readme = fopen(dir, "r");
+    if (!readme) {
+        fprintf(stderr, "cannot open %s (set PG_SOURCE_DIR to the source tree)\n", dir);
         CHECK(0);
         return 0;
     }
     fclose(readme);
+    snprintf(dir, sizeof dir, "%s/%s", top, harness);
     DIR *d = opendir(dir);
     if (!d)
         return 0;
