@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Run each file of tests/fuzz/regressions/<harness>/ (none: no finding yet) through the
  * harness; returns the count. */
@@ -89,8 +90,37 @@ static void shared_twice_in_one_declaration(void) {
                   PG_OK, "(*const s)");
 }
 
+/* cpu_scan, found by probing large inputs after finding 1: every __shared__ of a statement
+ * scanned the statement again, and every rewritten declaration counted lines from the top: a
+ * source of many of them took quadratic time (600 KB of "extern __shared__ ": over a minute).
+ * Now linear: these megabytes take milliseconds; the alarm turns a relapse into a failure. */
+static void shared_statements_linear(void) {
+    enum { K = 100000 };
+    const char *unit = "extern __shared__ ", *decl = "extern __shared__ float s[];\n";
+    char *src = malloc(K * strlen(decl) + 1), *out = NULL;
+    REQUIRE_OK(src ? PG_OK : PG_ERROR_OUT_OF_MEMORY);
+    alarm(120);
+    src[0] = '\0';
+    for (size_t i = 0, at = 0; i < K; i++, at += strlen(unit))
+        memcpy(src + at, unit, strlen(unit) + 1);
+    CHECK_OK(pg__cpu_rewrite_shared(src, "k", &out)); /* no statement ends: nothing to rewrite */
+    CHECK(out && strcmp(out, src) == 0);
+    free(out);
+    out = NULL;
+    for (size_t i = 0, at = 0; i < K; i++, at += strlen(decl))
+        memcpy(src + at, decl, strlen(decl) + 1);
+    CHECK_OK(pg__cpu_rewrite_shared(src, "k", &out));
+    char last[64];
+    snprintf(last, sizeof last, "#line %d \"kernel.cu\"", K); /* the line of the last one */
+    CHECK(out && strstr(out, last) != NULL);
+    free(out);
+    alarm(0);
+    free(src);
+}
+
 int main(void) {
     shared_twice_in_one_declaration();
+    shared_statements_linear();
     int n = replay("signature_parse", pg_fuzz_signature_parse);
     n += replay("signature_infer", pg_fuzz_signature_infer);
     n += replay("cpu_scan", pg_fuzz_cpu_scan);
