@@ -173,6 +173,8 @@ static int parse_site(const char *s, size_t after, kernel_site *k) {
             i++;
         size_t wn = i - w;
         size_t j = skip_space(s, i);
+        if (word_is(s + w, wn, "__global__"))
+            return 0; /* that one's own site reads on from here: reading twice is quadratic */
         if (word_is(s + w, wn, "__launch_bounds__") || word_is(s + w, wn, "__attribute__") ||
             word_is(s + w, wn, "__declspec") || word_is(s + w, wn, "alignas")) {
             if (s[j] == '(') {

@@ -118,9 +118,32 @@ static void shared_statements_linear(void) {
     free(src);
 }
 
+/* signature_infer, found by the same probe: from each __global__ the search for the kernel's
+ * name read on through every later __global__, so many of them without a parameter list took
+ * quadratic time (200 KB: 16 s). A __global__ now ends the search of the one before it. */
+static void many_global_specifiers_linear(void) {
+    enum { K = 100000 };
+    const char *spec = "__global__ ", *kernel = "__global__ void k(int n) {}";
+    char *src = malloc(K * strlen(spec) + strlen(kernel) + 1);
+    REQUIRE_OK(src ? PG_OK : PG_ERROR_OUT_OF_MEMORY);
+    alarm(120);
+    for (size_t i = 0; i < K; i++)
+        memcpy(src + i * strlen(spec), spec, strlen(spec));
+    strcpy(src + K * strlen(spec), kernel);
+    pg_param_info *p = NULL;
+    int n = 0;
+    CHECK_OK(pg__signature_infer(src, "k", &p, &n));
+    CHECK(n == 1 && p && strcmp(p[0].name, "n") == 0);
+    free(p);
+    CHECK_STATUS(pg__signature_find(src, "nothing"), PG_ERROR_NOT_FOUND);
+    alarm(0);
+    free(src);
+}
+
 int main(void) {
     shared_twice_in_one_declaration();
     shared_statements_linear();
+    many_global_specifiers_linear();
     int n = replay("signature_parse", pg_fuzz_signature_parse);
     n += replay("signature_infer", pg_fuzz_signature_infer);
     n += replay("cpu_scan", pg_fuzz_cpu_scan);
