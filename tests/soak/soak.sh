@@ -6,16 +6,16 @@
 # nice -n 19. Resumable: a chunk that finished (pass or fail) keeps its log in SOAK_DIR and is
 # not run again; SOAK_FRESH=1 starts over. A chunk that crashes or passes SOAK_CHUNK_TIMEOUT
 # (a hang) counts all its programs as failed.
-# Settings: SOAK_PROGRAMS (100000), SOAK_THREADED_PROGRAMS (20000), SOAK_CHUNK (1000),
-# SOAK_THREADED_CHUNK (500), SOAK_JOBS (2), SOAK_SEED (1), SOAK_BUILD (build),
+# Settings: SOAK_PROGRAMS (100000), SOAK_THREADED_PROGRAMS (100000), SOAK_CHUNK (1000),
+# SOAK_THREADED_CHUNK (1000), SOAK_JOBS (2), SOAK_SEED (1), SOAK_BUILD (build),
 # SOAK_DIR (SOAK_BUILD/soak), SOAK_CHUNK_TIMEOUT (seconds, 3600).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${SOAK_BUILD:-build}
 PROGRAMS=${SOAK_PROGRAMS:-100000}
-TPROGRAMS=${SOAK_THREADED_PROGRAMS:-20000}
+TPROGRAMS=${SOAK_THREADED_PROGRAMS:-100000}
 CHUNK=${SOAK_CHUNK:-1000}
-TCHUNK=${SOAK_THREADED_CHUNK:-500}
+TCHUNK=${SOAK_THREADED_CHUNK:-1000}
 JOBS=${SOAK_JOBS:-2}
 SEED0=${SOAK_SEED:-1}
 DIR=${SOAK_DIR:-$BUILD/soak}
