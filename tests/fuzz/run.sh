@@ -4,7 +4,7 @@
 # libFuzzer where AFL++ is missing. Resumes an earlier campaign in the same FUZZ_DIR.
 # Settings (environment): FUZZ_SECONDS, FUZZ_HARNESSES (default: all three), FUZZ_DIR (default
 # build-fuzz), FUZZ_PARALLEL=1 (all harnesses at once, each on its own process), FUZZ_NICE
-# (default 19). Findings land in FUZZ_DIR/out/<harness>/default/{crashes,hangs} (AFL++) or
+# (default 19), FUZZ_ENGINE (afl or libfuzzer: the default is AFL++ when installed). Findings land in FUZZ_DIR/out/<harness>/default/{crashes,hangs} (AFL++) or
 # FUZZ_DIR/out/<harness>/crash-* (libFuzzer); a summary line per harness goes to FUZZ_DIR/fuzz.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,7 +19,9 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 mkdir -p "$DIR/out" "$DIR/seeds"
 LOG=$DIR/fuzz.log
 
-if command -v afl-fuzz >/dev/null && command -v afl-clang-fast >/dev/null; then
+if [ -n "${FUZZ_ENGINE:-}" ]; then
+  ENGINE=$FUZZ_ENGINE # afl or libfuzzer
+elif command -v afl-fuzz >/dev/null && command -v afl-clang-fast >/dev/null; then
   ENGINE=afl
 elif command -v clang >/dev/null; then
   ENGINE=libfuzzer
@@ -31,7 +33,9 @@ fi
 python3 tests/fuzz/corpus.py . "$DIR/seeds" >/dev/null
 for h in $HARNESSES; do
   # Earlier findings seed the campaign too: a fix must hold against them.
-  if [ -d "tests/fuzz/regressions/$h" ]; then cp tests/fuzz/regressions/$h/* "$DIR/seeds/$h/"; fi
+  for f in tests/fuzz/regressions/$h/*; do
+    if [ -f "$f" ]; then cp "$f" "$DIR/seeds/$h/"; fi
+  done
   src="tests/fuzz/fuzz_main.c tests/fuzz/fuzz_$h.c $LIB"
   # A plain replay build: reproduces and minimises a finding without the fuzzer.
   ${CC:-cc} $FLAGS $SAN -DPG_FUZZ_ENTRY=pg_fuzz_$h $src -o "$DIR/replay_$h"
@@ -64,11 +68,11 @@ fuzz_one() {
       "corpus $(awk '$1=="corpus_count"{print $3}' "$st") edges $(awk '$1=="bitmap_cvg"{print $3}' "$st")" >>"$LOG"
   else
     mkdir -p "$out/corpus"
-    nice -n "$NICE" "$DIR/fuzz_$h" -max_total_time="$SECONDS_EACH" -timeout=5 \
+    nice -n "$NICE" "$DIR/fuzz_$h" -max_total_time="$SECONDS_EACH" -timeout=5 -print_final_stats=1 \
       -dict=tests/fuzz/cuda.dict -artifact_prefix="$out/" "$out/corpus" "$DIR/seeds/$h" \
       >"$DIR/libfuzzer_$h.log" 2>&1 || true
     local execs
-    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$DIR/libfuzzer_$h.log" | awk '{print $2}')
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$DIR/libfuzzer_$h.log" | awk '{print $2}' || true)
     echo "end   $(date -u +%FT%TZ) $h execs ${execs:-?} crashes $(ls "$out" | grep -c '^crash-' || true)" \
       "hangs $(ls "$out" | grep -c '^timeout-' || true)" >>"$LOG"
   fi
