@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=$(PYTHON)
 export PG_CACHE_DIR ?= $(CURDIR)/build/kernel-cache
 
-.PHONY: all deps build demo test test-c test-asan test-tsan format clean
+.PHONY: all deps build demo test test-c test-asan test-tsan soak fuzz format clean
 
 all: build
 
@@ -38,8 +38,18 @@ test-tsan:
 	@cmake --build build-tsan -j$(JOBS)
 	@cd build-tsan && PG_DIFF_PROGRAMS=25 TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" ctest --output-on-failure -j$(JOBS)
 
+# Long runs, not part of `make test` (tests/soak/README.md). soak: 100,000 differential programs on
+# host:4 under every policy and the threaded variant, resumable (SOAK_* settings in soak.sh).
+soak: build
+	@tests/soak/soak.sh
+
+# The signature parser and the CPU-source scanner under AFL++ (or libFuzzer) with ASan+UBSan,
+# FUZZ_SECONDS per harness (default 600); needs `apt-get install afl++` or clang.
+fuzz:
+	@tests/fuzz/run.sh
+
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz

@@ -29,10 +29,42 @@ void pg__exec_sweep(pg__runtime *rt, int max) {
     }
 }
 
+/* A host access may be held by several threads (one's access shares another's mapping that
+ * covers it), and outlive the thread that opened it: waiting for it is a deadlock when this
+ * thread is one of its holders, whoever opened it. */
+static void hold(pg__comp *c) {
+    for (int i = 0; i < c->nholders; i++)
+        if (pthread_equal(c->holder[i].thread, pthread_self())) {
+            c->holder[i].holds++;
+            return;
+        }
+    if (c->nholders == PG__HOLDERS)
+        c->holders_lost = 1;
+    else
+        c->holder[c->nholders++] = (pg__holder){pthread_self(), 1};
+}
+
+static void unhold(pg__comp *c) {
+    for (int i = 0; i < c->nholders; i++)
+        if (pthread_equal(c->holder[i].thread, pthread_self())) {
+            if (--c->holder[i].holds == 0)
+                c->holder[i] = c->holder[--c->nholders];
+            return;
+        }
+    c->holders_lost = 1; /* ended by a thread that did not open it: holders unknown */
+}
+
+static int held_by_self(const pg__comp *c) {
+    for (int i = 0; !c->holders_lost && i < c->nholders; i++)
+        if (pthread_equal(c->holder[i].thread, pthread_self()))
+            return 1;
+    return 0;
+}
+
 /* Would waiting for c wait for a host access this thread itself holds open? */
 static pg__comp *self_blocker(pg__comp *c) {
     pg__comp *b = c->state == PG__OPEN ? c : c->state == PG__PENDING ? c->blocker : NULL;
-    return b && b->state == PG__OPEN && pthread_equal(b->owner, pthread_self()) ? b : NULL;
+    return b && b->state == PG__OPEN && held_by_self(b) ? b : NULL;
 }
 
 static pg_status deadlock_error(pg__comp *b) {
@@ -291,10 +323,13 @@ static pg_status issue_pending(pg__runtime *rt) {
 
 /* May a new access to a, mapped by `old`, share that mapping? Only while nothing submitted
  * after the mapping conflicts with the access: otherwise the access must see that later
- * work, which itself waits for the mapping to end. */
+ * work, which itself waits for the mapping to end. A write is shared only by its holders'
+ * nested accesses: another thread's access comes after the write, and waits for it as a
+ * kernel would (holders unknown: shared, as it always was). */
 static int map_covers(const pg__array *a, const pg__comp *old, int write) {
     if (old->kind == PG__HOST_WRITE)
-        return a->last_writer == old && (!write || a->nreaders == 0);
+        return a->last_writer == old && (!write || a->nreaders == 0) &&
+               (old->holders_lost || held_by_self(old));
     if (write)
         return 0; /* a read mapping upgraded to a write: handled by the caller */
     for (int r = 0; r < a->nreaders; r++)
@@ -307,9 +342,9 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     int write = (access & PG_ACCESS_OUT) != 0;
     pg__comp *old = a->map_comp;
     while (old && !map_covers(a, old, write) &&
-           (old->kind == PG__HOST_WRITE || !write || !pthread_equal(old->owner, pthread_self()))) {
+           (old->kind == PG__HOST_WRITE || !write || !held_by_self(old))) {
         /* Later work conflicts with this access and waits for the mapping to end: so must we. */
-        if (pthread_equal(old->owner, pthread_self()))
+        if (held_by_self(old))
             return deadlock_error(old);
         pg_status st = wait_host(rt);
         if (st)
@@ -318,6 +353,7 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     }
     if (old && map_covers(a, old, write)) {
         a->map_count++; /* nested access within what is already granted */
+        hold(old);
         return PG_OK;
     }
     pg__carg arg = {a, access};
@@ -350,7 +386,12 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     pg__array_ref(a);
     c->parents = ps;
     c->nparents = n;
-    c->owner = pthread_self();
+    if (old) { /* an upgrade: the read part's holders hold the write part */
+        memcpy(c->holder, old->holder, sizeof c->holder);
+        c->nholders = old->nholders;
+        c->holders_lost = old->holders_lost;
+    }
+    hold(c);
     st = accept(rt, c, write ? "host_write" : "host_read");
     if (st) {
         pg__comp_unref(rt, c);
@@ -400,9 +441,10 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
 pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a) {
     if (!a->map_count)
         return pg__error(PG_ERROR_STATE, "array %llu is not mapped", (unsigned long long)a->id);
+    pg__comp *c = a->map_comp;
+    unhold(c);
     if (--a->map_count)
         return PG_OK;
-    pg__comp *c = a->map_comp;
     a->map_comp = NULL;
     c->timing.end_ns = pg__now_ns() - rt->epoch_ns;
     pg__dag_record_timing(rt, c);

@@ -68,6 +68,13 @@ typedef struct pg__carg {
 /* Launches with at most this many arguments (and parents) use storage inside the computation:
  * no heap allocation per launch on the hot path. */
 #define PG__INLINE 8
+/* Threads whose holds of one host access are told apart (more: deadlocks go undetected). */
+#define PG__HOLDERS 4
+
+typedef struct pg__holder {
+    pthread_t thread;
+    int holds;
+} pg__holder;
 
 struct pg__comp {
     uint64_t id;
@@ -80,8 +87,11 @@ struct pg__comp {
     uint64_t seq;       /* position on its stream (pg__stream.issued_seq when issued) */
     pg__timing timing;
     int timed;
-    int stream_taken;  /* a child already reuses this computation's stream */
-    pthread_t owner;   /* host accesses: the thread that opened it */
+    int stream_taken; /* a child already reuses this computation's stream */
+    /* host accesses: the threads holding it open (another thread's access that it covers
+     * shares it), with their holds; holders_lost when that is no longer known */
+    pg__holder holder[PG__HOLDERS];
+    int nholders, holders_lost;
     pg__comp *blocker; /* pending: the open host access it ultimately waits for */
     int nargs;
     pg__carg *args;

@@ -185,37 +185,45 @@ static pg_status refuse(const char *name, const char *s, size_t at, const char *
                      name, pg__cpu_line_of(s, at), why);
 }
 
-/* The unit holding offset at; NULL at namespace scope between units. n < 0: units unknown. */
-static const pg__cpu_unit *unit_at(const pg__cpu_unit *u, int n, size_t at) {
-    for (int i = 0; i < n; i++)
-        if (at >= u[i].start && at < u[i].end)
-            return &u[i];
-    return NULL;
+/* The unit holding offset at; NULL at namespace scope between units. n < 0: units unknown.
+ * Units are in order and at only grows from call to call: *from is where the last one was. */
+static const pg__cpu_unit *unit_at(const pg__cpu_unit *u, int n, size_t at, int *from) {
+    while (*from < n && u[*from].end <= at)
+        ++*from;
+    return *from < n && at >= u[*from].start ? &u[*from] : NULL;
 }
 
 static pg_status rewrite(const char *source, const char *name, const char *code,
                          const pg__cpu_unit *u, int nu, text *out) {
-    size_t n = strlen(code), copied = 0;
+    /* Each statement is looked at once (seen: where the last one ended), and line numbers are
+     * counted as the text goes by: repeated __shared__ must not make this quadratic. */
+    size_t n = strlen(code), copied = 0, seen = 0, line_at = 0;
+    int line = 1, unit = 0; /* line: at offset line_at; unit: see unit_at */
     for (size_t p = pg__cpu_find_word(code, 0, n, "__shared__"); p != (size_t)-1;
          p = pg__cpu_find_word(code, p + 10, n, "__shared__")) {
+        if (p < seen)
+            continue; /* another __shared__ of a statement already looked at */
         size_t ds = p, de = p;
         while (ds > 0 && !strchr(";{}", code[ds - 1]))
             ds--;
         ds = skip_space(code, ds, p);
         while (de < n && code[de] != ';' && code[de] != '{' && code[de] != '}')
             de++;
+        seen = de;
         if (de == n || code[de] != ';' || pg__cpu_find_word(code, ds, de, "extern") == (size_t)-1)
             continue;
         decl d = {0};
         int bad = parse(code, ds, de, &d);
-        const pg__cpu_unit *in = unit_at(u, nu, p);
+        const pg__cpu_unit *in = unit_at(u, nu, p, &unit);
         int in_function = nu < 0 || (in && p >= in->body);
         int newlines = 0;
         for (size_t i = ds; i < de; i++)
             newlines += code[i] == '\n';
+        for (; line_at < de; line_at++)
+            line += code[line_at] == '\n';
         if (!bad) {
             put(out, source + copied, ds - copied);
-            emit(out, &d, in_function, pg__cpu_line_of(code, de), newlines);
+            emit(out, &d, in_function, line, newlines);
             copied = de + 1;
         }
         free(d.spec.s);

@@ -195,6 +195,9 @@ public final class Runtime implements AutoCloseable {
          */
         public Options check(String v) {
             return set("check", v);
+        }
+
+        /**
          * The bytes of device buffers the runtime may hold per device ({@code
          * device_memory_limit}); past it, least recently used copies are evicted, and a launch
          * whose own arrays exceed it fails with {@link OutOfMemoryException}.
