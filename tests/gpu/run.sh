@@ -56,6 +56,19 @@ if [ "${1:-}" != quick ]; then
   grep "ERROR SUMMARY" "$OUT/sanitizer.log" | sort | uniq -c
 fi
 
+step "differential programs on the GPU (${PG_DIFF_TOTAL:=10000} in 8 processes, ${PG_DIFF_SECONDS:=240} s each at most)"
+per=$((PG_DIFF_TOTAL / 8))
+for i in 0 1 2 3 4 5 6 7; do
+  PG_TEST_DEVICES=cuda PG_DIFF_PROGRAMS=$per PG_DIFF_SEED=$((1 + i * per)) \
+    timeout "$PG_DIFF_SECONDS" build-gpu/tests/c/test_differential >"$OUT/diff-$i.log" 2>&1 &
+done
+wait
+cat "$OUT"/diff-*.log >"$OUT/differential.log"; rm -f "$OUT"/diff-*.log
+grep "^differential:" "$OUT/differential.log" | tee "$OUT/differential-summary.txt"
+done_chunks=$(grep -c "^differential:.* 0 mismatches" "$OUT/differential.log")
+echo "$done_chunks of 8 chunks of $per programs finished with 0 mismatches" | tee -a "$OUT/differential-summary.txt"
+grep -q "MISMATCH" "$OUT/differential.log" && fail "differential programs on the GPU"
+
 step "Python suite (devices=cuda)"
 PG_DEVICES=cuda PYTHONPATH=$PWD/build-gpu/bindings/python python3 -m pytest -q -p no:cacheprovider \
   bindings/python/tests >"$OUT/python-cuda.log" 2>&1 || fail "Python suite"
