@@ -23,6 +23,16 @@ static uint64_t now_ms(void) {
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* On CPU devices whatever PG_TEST_DEVICES says: the kernel reads a flag in host memory. */
+static pg_runtime *cpu_runtime(const char *devices) {
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = devices;
+    pg_runtime *rt = NULL;
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    return rt;
+}
+
 static pg_kernel *spin_kernel(pg_runtime *rt) {
     pg_kernel *k = NULL;
     REQUIRE_OK(pg_kernel_new(rt, SPIN_SRC, "spin", NULL, NULL, &k));
@@ -35,7 +45,7 @@ static void launch_spin(pg_kernel *k, pg_array *y) {
 }
 
 static void sync_with_a_time_limit(void) {
-    pg_runtime *rt = test_runtime("host:2", NULL, NULL);
+    pg_runtime *rt = cpu_runtime("host:2");
     pg_kernel *k = spin_kernel(rt);
     pg_array *y = test_array(rt, 4);
     release_flag = 0;
@@ -70,7 +80,7 @@ static void *interrupt_later(void *p) {
 }
 
 static void interrupted_read(void) {
-    pg_runtime *rt = test_runtime("host:2", NULL, NULL);
+    pg_runtime *rt = cpu_runtime("host:2");
     pg_kernel *k = spin_kernel(rt);
     pg_array *y = test_array(rt, 4);
     release_flag = 0;
@@ -97,7 +107,7 @@ static void interrupted_read(void) {
 
 /* In a child process: the abandoned runtime's memory and spinning thread go with it. */
 static int close_runaway_child(void) {
-    pg_runtime *rt = test_runtime("host:2", NULL, NULL);
+    pg_runtime *rt = cpu_runtime("host:2");
     pg_kernel *k = spin_kernel(rt);
     pg_array *y = test_array(rt, 4);
     release_flag = 0;
@@ -113,7 +123,7 @@ static int close_runaway_child(void) {
     if (pg_array_read(y, 0, 1, &f) != PG_ERROR_STATE || pg_runtime_sync(rt) != PG_ERROR_STATE)
         return 5;
     /* A new runtime works beside the abandoned one. */
-    pg_runtime *rt2 = test_runtime("host:1", NULL, NULL);
+    pg_runtime *rt2 = cpu_runtime("host:1");
     pg_array *z = test_array(rt2, 4);
     if (pg_array_read(z, 0, 1, &f) || f != 0.0f || pg_runtime_free(rt2))
         return 6;
