@@ -46,7 +46,7 @@ static pg_status measure_and_save(pg__runtime *rt, size_t bytes, int reps, const
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = 0;
-        pg__kcache_mkdir(dir);
+        pg__kcache_dir(dir); /* created 0700 if missing; data, so saved even if refused */
     }
     return save_atomic(&rt->ic, path);
 }

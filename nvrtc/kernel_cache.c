@@ -140,40 +140,6 @@ char *pg__kcache_path(const char *dir, const pg__kcache_key *k, const char *ext)
     return p;
 }
 
-int pg__kcache_mkdir(const char *dir) {
-    size_t n = strlen(dir);
-    if (n == 0) {
-        errno = ENOENT;
-        return -1;
-    }
-    char *p = strdup(dir);
-    if (!p)
-        return -1;
-    /* Each prefix in turn; EEXIST is fine, anything else is the answer. */
-    for (size_t i = 1; i <= n; i++) {
-        if (p[i] != '/' && p[i] != '\0')
-            continue;
-        char c = p[i];
-        p[i] = '\0';
-        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-            int e = errno;
-            free(p);
-            errno = e;
-            return -1;
-        }
-        p[i] = c;
-    }
-    free(p);
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------------ trust */
 
 /* Root may own what the user uses (as OpenSSH allows): it could replace anything anyway. */

@@ -53,14 +53,11 @@ uint64_t pg__kcache_key_id(const pg__kcache_key *k);
 /* "<dir>/<16 hex digits of the key id><ext>" (ext includes its dot), malloc'ed; NULL: no memory. */
 char *pg__kcache_path(const char *dir, const pg__kcache_key *k, const char *ext);
 
-/* mkdir -p, new folders 0700. */
-int pg__kcache_mkdir(const char *dir);
-
 /* A folder fit to cache kernels in: created if missing (mkdir -p, new folders 0700), then checked
  * as OpenSSH checks ~/.ssh: the folder and every folder this call created must belong to this user
  * (or root) and not be writable by group or others. 0: use it. -1: do not (errno EPERM: refused,
  * and said once per folder and process on stderr, naming the folder and the fix; other errno: it
- * could not be created, as from pg__kcache_mkdir, and nothing is said). */
+ * could not be created (as from mkdir), and nothing is said). */
 int pg__kcache_dir(const char *dir);
 
 /* Does <dir>/<id>.key hold this key? ident_only: compare the identity part only (used when the

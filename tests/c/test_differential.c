@@ -88,17 +88,9 @@ static pg_status run(diff_env *e, const program *p, uint64_t *digest) {
         const op *o = &p->ops[i];
         pg_array *a = arr[o->arr[0]];
         switch (o->kind) {
-        case OP_LAUNCH: {
-            pg_arg args[5];
-            int na = DIFF_KERNELS[o->kernel].narrays, k = 0;
-            for (int j = 0; j < na; j++)
-                args[k++] = pg_arg_array(arr[o->arr[j]]);
-            if (DIFF_KERNELS[o->kernel].fscalar)
-                args[k++] = pg_arg_float(o->value);
-            args[k++] = pg_arg_int(N);
-            st = pg_kernel_launch(e->k[o->kernel], dim1((N + 127) / 128), dim1(128), 0, args, k);
+        case OP_LAUNCH:
+            st = diff_launch(e, o->kernel, arr, o->arr, o->value);
             break;
-        }
         case OP_READ:
             st = pg_array_read(a, (uint64_t)o->first, (uint64_t)o->count, buf);
             h = diff_mix_in(h, buf, (size_t)o->count * 4);
