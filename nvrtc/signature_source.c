@@ -209,11 +209,10 @@ static pg_status find_sites(const char *s, kernel_site **out, int *n) {
     kernel_site *sites = malloc((size_t)cap * sizeof *sites);
     if (!sites)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (const char *p = strstr(s, "__global__"); p; p = strstr(p + 10, "__global__")) {
-        size_t at = (size_t)(p - s);
-        if ((at > 0 && pg__cpu_ident_char((unsigned char)s[at - 1])) ||
-            pg__cpu_ident_char((unsigned char)p[10]))
-            continue;
+    /* Not strstr: under ASan each call measures the whole rest of the text (quadratic). */
+    size_t len = strlen(s);
+    for (size_t at = pg__cpu_find_word(s, 0, len, "__global__"); at != (size_t)-1;
+         at = pg__cpu_find_word(s, at + 10, len, "__global__")) {
         kernel_site k = {.global_at = at};
         if (!parse_site(s, at + 10, &k))
             continue;
