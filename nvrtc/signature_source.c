@@ -249,15 +249,11 @@ static pg_status find_sites(const char *s, kernel_site **out, int *n) {
         free(sites);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
+    /* Not strstr nor memmem: under a sanitizer each call checks the whole rest of the text
+     * (quadratic in a source of many __global__). */
     size_t len = strlen(s);
-    /* memmem with the length known: strstr would measure the rest of the text at every call
-     * under a sanitizer (quadratic in a source of many __global__). */
-    for (const char *p = memmem(s, len, "__global__", 10); p;
-         p = memmem(p + 10, len - (size_t)(p + 10 - s), "__global__", 10)) {
-        size_t at = (size_t)(p - s);
-        if ((at > 0 && pg__cpu_ident_char((unsigned char)s[at - 1])) ||
-            pg__cpu_ident_char((unsigned char)p[10]))
-            continue;
+    for (size_t at = pg__cpu_find_word(s, 0, len, "__global__"); at != (size_t)-1;
+         at = pg__cpu_find_word(s, at + 10, len, "__global__")) {
         kernel_site k = {.global_at = at};
         if (!parse_site(s, &t, at + 10, &k))
             continue;
