@@ -44,12 +44,19 @@ static void launch_spin(pg_kernel *k, pg_array *y) {
     REQUIRE_OK(pg_kernel_launch(k, dim1(1), dim1(1), 0, args, 2));
 }
 
-static void sync_with_a_time_limit(void) {
+/* A runtime on two CPU devices whose kernel spins, writing y, until release_flag is set. */
+static pg_runtime *start_spinning(pg_array **y) {
     pg_runtime *rt = cpu_runtime("host:2");
     pg_kernel *k = spin_kernel(rt);
-    pg_array *y = test_array(rt, 4);
+    *y = test_array(rt, 4);
     release_flag = 0;
-    launch_spin(k, y);
+    launch_spin(k, *y);
+    return rt;
+}
+
+static void sync_with_a_time_limit(void) {
+    pg_array *y;
+    pg_runtime *rt = start_spinning(&y);
     uint64_t t0 = now_ms();
     CHECK_STATUS(pg_runtime_sync_timeout(rt, 50 * 1000000ull), PG_ERROR_TIMEOUT);
     CHECK(strstr(pg_last_error(), "time limit") != NULL);
@@ -80,11 +87,8 @@ static void *interrupt_later(void *p) {
 }
 
 static void interrupted_read(void) {
-    pg_runtime *rt = cpu_runtime("host:2");
-    pg_kernel *k = spin_kernel(rt);
-    pg_array *y = test_array(rt, 4);
-    release_flag = 0;
-    launch_spin(k, y);
+    pg_array *y;
+    pg_runtime *rt = start_spinning(&y);
     atomic_store(&interrupt_now, 0);
     pg_set_interrupt_check(check_interrupt, NULL);
     pthread_t t;
@@ -107,11 +111,8 @@ static void interrupted_read(void) {
 
 /* In a child process: the abandoned runtime's memory and spinning thread go with it. */
 static int close_runaway_child(void) {
-    pg_runtime *rt = cpu_runtime("host:2");
-    pg_kernel *k = spin_kernel(rt);
-    pg_array *y = test_array(rt, 4);
-    release_flag = 0;
-    launch_spin(k, y);
+    pg_array *y;
+    pg_runtime *rt = start_spinning(&y);
     uint64_t t0 = now_ms();
     if (pg_runtime_free_timeout(rt, 200 * 1000000ull) != PG_ERROR_TIMEOUT)
         return 2;
