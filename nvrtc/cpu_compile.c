@@ -537,8 +537,66 @@ static const char *temp_root(void) {
  * loaded, and a later change to the cache file (truncated, rebuilt by another process) cannot
  * reach the mapped code. The copy goes into the cache folder (checked: no one else writes there,
  * and unlike some TMPDIRs it allows executables) or, if that is read-only, a private folder. */
+/* Cached kernels loaded in this process, by key check: a second load of the same kernel shares
+ * the mapping (as a dlopen of one path would) instead of mapping a new private copy each time,
+ * which would grow the process by a mapping per kernel object. */
+typedef struct loaded {
+    uint64_t check;
+    void *handle;
+    pg__cpu_entry entry;
+    int refs;
+    struct loaded *next;
+} loaded;
+static pthread_mutex_t loaded_mu = PTHREAD_MUTEX_INITIALIZER;
+static loaded *loaded_head;
+
+static int loaded_share(uint64_t check, pg__cpu_module *m) {
+    pthread_mutex_lock(&loaded_mu);
+    loaded *l = loaded_head;
+    while (l && l->check != check)
+        l = l->next;
+    if (l) {
+        l->refs++;
+        m->handle = l->handle;
+        m->entry = l->entry;
+    }
+    pthread_mutex_unlock(&loaded_mu);
+    return l != NULL;
+}
+
+static void loaded_add(uint64_t check, const pg__cpu_module *m) {
+    loaded *l = malloc(sizeof *l);
+    if (!l)
+        return; /* not shared, still correct */
+    *l = (loaded){check, m->handle, m->entry, 1, NULL};
+    pthread_mutex_lock(&loaded_mu);
+    l->next = loaded_head;
+    loaded_head = l;
+    pthread_mutex_unlock(&loaded_mu);
+}
+
+/* 1 if the handle was shared and other users remain (no dlclose). */
+static int loaded_release(void *handle) {
+    pthread_mutex_lock(&loaded_mu);
+    loaded **pl = &loaded_head;
+    while (*pl && (*pl)->handle != handle)
+        pl = &(*pl)->next;
+    int keep = 0;
+    if (*pl && --(*pl)->refs > 0) {
+        keep = 1;
+    } else if (*pl) {
+        loaded *l = *pl;
+        *pl = l->next;
+        free(l);
+    }
+    pthread_mutex_unlock(&loaded_mu);
+    return keep;
+}
+
 static int load_cached(const char *cache, const pg__kcache_key *k, uint64_t check,
                        pg__cpu_module *m, char *why, size_t whyn) {
+    if (loaded_share(check, m))
+        return 0;
     char *path = pg__kcache_path(cache, k, ".so"), *data = NULL, *copy = NULL, *dir = NULL;
     size_t len = 0;
     int r = path ? pg__kcache_load(path, check, &data, &len) : -1;
@@ -556,6 +614,8 @@ static int load_cached(const char *cache, const pg__kcache_key *k, uint64_t chec
     free(data);
     if (r == 0)
         r = load_module(copy, check, m, why, whyn);
+    if (r == 0)
+        loaded_add(check, m);
     if (copy)
         unlink(copy); /* the mapping stays */
     free(copy);
@@ -856,6 +916,7 @@ pg__cpu_entry pg__cpu_module_entry(const pg__cpu_module *m) {
 void pg__cpu_module_free(pg__cpu_module *m) {
     if (!m)
         return;
-    dlclose(m->handle);
+    if (!loaded_release(m->handle))
+        dlclose(m->handle);
     free(m);
 }
