@@ -122,6 +122,7 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
     if (st) {
         cc->timed = 0;
         pg__comp_unref(rt, cc);
+        pg__coh_faults_check(rt); /* a GPU that faulted fails every call from then on */
         return st;
     }
     pg__exec_issued(rt, cc, s);
@@ -372,6 +373,15 @@ void pg__coh_device_failed(pg__runtime *rt, int dev, const char *why) {
                  (unsigned long long)a->id, dev, why);
         set_lost(a, strdup(m));
     }
+}
+
+void pg__coh_faults_check(pg__runtime *rt) {
+    if (!rt->ops->device_fault)
+        return;
+    char why[512];
+    for (int d = 0; d < rt->ndev; d++)
+        if (!rt->dev[d].failed && rt->ops->device_fault(rt->b, d, why, sizeof why))
+            pg__coh_device_failed(rt, d, why);
 }
 
 void pg__coh_outputs_failed(pg__runtime *rt, pg__comp *c, const char *msg) {

@@ -167,6 +167,7 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     pg__stream *s;
     pg__comp *sp = NULL;
     *again = 0;
+    pg__coh_faults_check(rt);
     pg_status st = pg__policy_place(rt, c, &dev, &s, &sp);
     if (!st && !s)
         st = pg__stream_get_new(rt, dev, &s);
@@ -211,6 +212,7 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
         st = rt->ops->event_record(rt->b, s->b, &c->event);
     if (st) {
         c->timed = 0;
+        pg__coh_faults_check(rt); /* the device may have faulted under earlier work */
         return st;
     }
     pg__exec_issued(rt, c, s);

@@ -402,6 +402,9 @@ pg_status pg__coh_value_failed(pg__runtime *rt, pg__comp *c, pg__array *a, pg__c
 /* Device dev failed (why: the fault): nothing is placed there any more, its copies stop counting,
  * and arrays whose only current copy was there are lost. Idempotent. */
 void pg__coh_device_failed(pg__runtime *rt, int dev, const char *why);
+/* Mark failed every device the backend knows has a fault it keeps (CUDA: an illegal address or a
+ * trap in some kernel), before any event of it was looked at: nothing is placed there then. */
+void pg__coh_faults_check(pg__runtime *rt);
 /* Kernel c will never run (held back, then its scheduling failed with msg): its outputs have no
  * value until written again. */
 void pg__coh_outputs_failed(pg__runtime *rt, pg__comp *c, const char *msg);

@@ -59,6 +59,9 @@ typedef struct pg__backend_ops {
      * device had failed before it): msg gets a sentence saying why, *failed_dev the device that
      * failed (-1: none). Sets no error message. NULL where a backend cannot tell. */
     pg_status (*event_error)(pg__backend *b, pg__bevent *e, int *failed_dev, char *msg, size_t cap);
+    /* 1 when device dev can run nothing more (a fault the device keeps, seen by any call on
+     * it): msg gets why. Sets no error message. NULL where faults are known only from events. */
+    int (*device_fault)(pg__backend *b, int dev, char *msg, size_t cap);
     pg_status (*stream_wait)(pg__backend *b, pg__bstream *s, pg__bevent *e); /* s waits for e */
     void (*event_free)(pg__backend *b, pg__bevent *e);
 

@@ -45,7 +45,7 @@ static uint32_t alive(const pg__runtime *rt) {
 static pg_status none_alive(pg__runtime *rt, const pg__comp *c) {
     return pg__error(PG_ERROR_DEVICE,
                      "kernel '%s' cannot run: every device has failed (device 0: %s); arrays "
-                     "with a host copy can still be read, and a new runtime starts afresh",
+                     "with a host copy can still be read",
                      c->kernel ? c->kernel->name : "?",
                      rt->dev[0].failure ? rt->dev[0].failure : "failed");
 }

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,9 @@ typedef struct cu_device {
      * backend's epoch: devices open one after another, a context taking up to a few hundred
      * milliseconds, so each device's events need their own offset to share one timeline. */
     int64_t epoch_offset_ns;
+    /* The first fault CUDA keeps for the context's life (pg__cu_sticky), 0 while healthy: from
+     * then on every call in the context fails, so the device is out for this runtime. */
+    _Atomic int fault;
     int major, minor, sms;
     size_t memory;
     char name[128];
@@ -39,6 +43,9 @@ typedef struct cu_device {
 struct pg__bevent {
     CUevent e;
     int dev;
+    /* What the first look at the completed event said (0: success). Kept because, once the
+     * context has a fault, every later query says so, even for work that had finished well. */
+    _Atomic int err;
     pg__bevent *next_free;
 };
 
@@ -51,8 +58,12 @@ struct pg__backend {
     const pg__cu *cu;
     int n, timing;
     cu_device d[PG_MAX_DEVICES];
-    pthread_mutex_t mu; /* the event free lists */
+    pthread_mutex_t mu; /* the event free lists, the plain host buffers */
     pg__bevent *free_events[PG_MAX_DEVICES];
+    /* Host buffers made with malloc because every context had failed (cuMemHostAlloc needs a
+     * working one): host_free must not hand them to the driver. */
+    void **plain;
+    int nplain, plain_cap;
 };
 
 typedef struct cu_image {
@@ -63,15 +74,33 @@ typedef struct cu_image {
     CUfunction fn[PG_MAX_DEVICES];
 } cu_image;
 
+/* The calling thread's current context, to skip redundant cuCtxSetCurrent calls. */
+static _Thread_local CUcontext current;
+
+/* Device d's context has a fault that CUDA keeps: remember the first one. */
+static void fault_note(pg__backend *b, int d, CUresult r) {
+    int none = 0;
+    if (d >= 0 && d < b->n && pg__cu_sticky(r))
+        atomic_compare_exchange_strong(&b->d[d].fault, &none, r);
+}
+
+/* A call in the current context failed with r: if r is a kept fault, the device is out. */
+static void fault_seen(pg__backend *b, CUresult r) {
+    if (!pg__cu_sticky(r))
+        return;
+    for (int d = 0; d < b->n; d++)
+        if (b->d[d].ctx == current)
+            fault_note(b, d, r);
+}
+
 #define CU(call, what)                                                                             \
     do {                                                                                           \
         CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS)                                                                    \
+        if (r_ != CUDA_SUCCESS) {                                                                  \
+            fault_seen(b, r_);                                                                     \
             return (pg_status)pg__cu_error(b->cu, r_, what);                                       \
+        }                                                                                          \
     } while (0)
-
-/* The calling thread's current context, to skip redundant cuCtxSetCurrent calls. */
-static _Thread_local CUcontext current;
 
 static pg_status use(pg__backend *b, int dev) {
     if (current != b->d[dev].ctx) {
@@ -94,8 +123,33 @@ static pg_status device_info(pg__backend *b, int dev, pg_device_info *out) {
     return PG_OK;
 }
 
+/* Pinned memory comes from a working context (portable: every context may copy to and from
+ * it). Once every device has failed, plain memory serves: the runtime still holds arrays and
+ * reads them on the host. */
 static pg_status host_alloc(pg__backend *b, size_t bytes, void **out) {
-    pg_status st = use(b, 0);
+    int d = 0;
+    while (d < b->n && atomic_load(&b->d[d].fault))
+        d++;
+    if (d == b->n) {
+        pthread_mutex_lock(&b->mu);
+        void *p = NULL;
+        if (b->nplain == b->plain_cap) {
+            int cap = b->plain_cap ? 2 * b->plain_cap : 16;
+            void **n = realloc(b->plain, sizeof *n * (size_t)cap);
+            if (n) {
+                b->plain = n;
+                b->plain_cap = cap;
+            }
+        }
+        if (b->nplain < b->plain_cap && (p = calloc(1, bytes ? bytes : 1)))
+            b->plain[b->nplain++] = p;
+        pthread_mutex_unlock(&b->mu);
+        if (!p)
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory (%zu bytes)", bytes);
+        *out = p;
+        return PG_OK;
+    }
+    pg_status st = use(b, d);
     if (st)
         return st;
     CU(b->cu->cuMemHostAlloc(out, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE),
@@ -105,8 +159,21 @@ static pg_status host_alloc(pg__backend *b, size_t bytes, void **out) {
 }
 
 static void host_free(pg__backend *b, void *p) {
-    use(b, 0);
-    b->cu->cuMemFreeHost(p);
+    pthread_mutex_lock(&b->mu);
+    for (int i = 0; i < b->nplain; i++)
+        if (b->plain[i] == p) {
+            b->plain[i] = b->plain[--b->nplain];
+            pthread_mutex_unlock(&b->mu);
+            free(p);
+            return;
+        }
+    pthread_mutex_unlock(&b->mu);
+    /* Any context frees pinned memory; a failed one refuses (it is freed with the context). */
+    for (int d = 0; d < b->n; d++)
+        if (!atomic_load(&b->d[d].fault) && use(b, d) == PG_OK) {
+            b->cu->cuMemFreeHost(p);
+            return;
+        }
 }
 
 static pg_status dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstream *s, void **out) {
@@ -192,21 +259,59 @@ static pg_status event_record(pg__backend *b, pg__bstream *s, pg__bevent **out) 
         return st;
     CUresult r = b->cu->cuEventRecord(e->e, s->s);
     if (r) {
+        fault_note(b, s->dev, r);
         event_free(b, e);
         return (pg_status)pg__cu_error(b->cu, r, "cuEventRecord");
     }
+    atomic_store(&e->err, 0);
     *out = e;
     return PG_OK;
 }
 
+/* What the query or wait of a completed event said; a failed event is done too (the core asks
+ * event_error what failed). */
+static void event_result(pg__backend *b, pg__bevent *e, CUresult r) {
+    if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
+        return;
+    int none = 0;
+    atomic_compare_exchange_strong(&e->err, &none, r);
+    fault_note(b, e->dev, r);
+}
+
 static int event_done(pg__backend *b, pg__bevent *e) {
-    /* Errors count as done: the failure surfaces at the next synchronizing call. */
-    return b->cu->cuEventQuery(e->e) != CUDA_ERROR_NOT_READY;
+    if (atomic_load(&e->err))
+        return 1;
+    CUresult r = b->cu->cuEventQuery(e->e);
+    event_result(b, e, r);
+    return r != CUDA_ERROR_NOT_READY;
 }
 
 static pg_status event_wait(pg__backend *b, pg__bevent *e) {
-    CU(b->cu->cuEventSynchronize(e->e), "cuEventSynchronize (a kernel or copy failed)");
+    if (!atomic_load(&e->err))
+        event_result(b, e, b->cu->cuEventSynchronize(e->e));
     return PG_OK;
+}
+
+static pg_status event_error(pg__backend *b, pg__bevent *e, int *failed_dev, char *msg,
+                             size_t cap) {
+    CUresult r = atomic_load(&e->err);
+    *failed_dev = -1;
+    if (!r)
+        return PG_OK;
+    char d[256];
+    pg__cu_describe(b->cu, r, d, sizeof d);
+    if (!pg__cu_sticky(r)) {
+        snprintf(msg, cap, "%s", d);
+        return PG_ERROR_DEVICE;
+    }
+    *failed_dev = e->dev;
+    snprintf(msg, cap,
+             "%s. The CUDA driver keeps this fault until the process ends, so GPU %d runs "
+             "nothing more in this process: arrays with a copy elsewhere can still be read; "
+             "restart the process to use that GPU again. CUDA does not say which work "
+             "faulted: this, or work that ran beside it on that GPU",
+             d, e->dev);
+    return PG_ERROR_DEVICE;
 }
 
 /* The driver cannot bound cuEventSynchronize, so a wait with a limit polls: spinning (with
@@ -221,11 +326,12 @@ static uint64_t mono_ns(void) {
 static pg_status event_wait_for(pg__backend *b, pg__bevent *e, uint64_t timeout_ns) {
     uint64_t t0 = mono_ns();
     for (;;) {
-        CUresult r = b->cu->cuEventQuery(e->e);
-        if (r == CUDA_SUCCESS)
+        if (atomic_load(&e->err))
             return PG_OK;
+        CUresult r = b->cu->cuEventQuery(e->e);
+        event_result(b, e, r);
         if (r != CUDA_ERROR_NOT_READY)
-            return event_wait(b, e); /* reports the failure with its message */
+            return PG_OK; /* done, well or not: event_error tells */
         uint64_t t = mono_ns() - t0;
         if (t >= timeout_ns)
             return PG_ERROR_TIMEOUT;
@@ -239,6 +345,10 @@ static pg_status event_wait_for(pg__backend *b, pg__bevent *e, uint64_t timeout_
 }
 
 static pg_status stream_wait(pg__backend *b, pg__bstream *s, pg__bevent *e) {
+    /* Work on a failed GPU will not complete: waiting for it would stall this stream forever.
+     * What s runs next reads a failed value, which the core reports when it settles. */
+    if (e->dev != s->dev && (atomic_load(&e->err) || atomic_load(&b->d[e->dev].fault)))
+        return PG_OK;
     pg_status st = use(b, s->dev);
     if (st)
         return st;
@@ -375,6 +485,16 @@ static void timing_resolve(pg__backend *b, pg__timing *t) {
     t->end_ns = ns_since_epoch(b, d, t->priv[1]);
 }
 
+static int device_fault(pg__backend *b, int dev, char *msg, size_t cap) {
+    CUresult r = dev >= 0 && dev < b->n ? atomic_load(&b->d[dev].fault) : 0;
+    if (!r)
+        return 0;
+    char d[256];
+    pg__cu_describe(b->cu, r, d, sizeof d);
+    snprintf(msg, cap, "GPU %d has a fault CUDA keeps for the life of its context: %s", dev, d);
+    return 1;
+}
+
 static void close_backend(pg__backend *b) {
     for (int d = 0; d < b->n; d++) {
         if (!b->d[d].ctx)
@@ -394,7 +514,13 @@ static void close_backend(pg__backend *b) {
         }
         b->cu->cuDevicePrimaryCtxRelease(b->d[d].dev);
     }
+    /* The driver's own idea of this thread's context goes too: a later retain looks at it, and
+     * a reset context left current there hands its fault to the next runtime. */
+    b->cu->cuCtxSetCurrent(NULL);
     current = NULL;
+    for (int i = 0; i < b->nplain; i++)
+        free(b->plain[i]);
+    free(b->plain);
     pthread_mutex_destroy(&b->mu);
     free(b);
 }
@@ -459,6 +585,8 @@ static const pg__backend_ops ops = {
     .event_done = event_done,
     .event_wait = event_wait,
     .event_wait_for = event_wait_for,
+    .event_error = event_error,
+    .device_fault = device_fault,
     .stream_wait = stream_wait,
     .event_free = event_free,
     .copy = copy,
@@ -517,7 +645,17 @@ static void format_uuid(const CUuuid *u, char *out, size_t cap) {
 static pg_status open_device(pg__backend *b, int i, int ordinal) {
     cu_device *d = &b->d[i];
     CU(b->cu->cuDeviceGet(&d->dev, ordinal), "cuDeviceGet");
-    CU(b->cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev), "cuDevicePrimaryCtxRetain");
+    CUresult r = b->cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+    if (r && pg__cu_sticky(r)) {
+        char why[256];
+        pg__cu_describe(b->cu, r, why, sizeof why);
+        return pg__error(PG_ERROR_DEVICE,
+                         "GPU %d is unusable in this process: a kernel faulted on it earlier "
+                         "(%s), and the CUDA driver keeps that fault until the process ends; "
+                         "restart the process to use it (devices=host:N works meanwhile)",
+                         ordinal, why);
+    }
+    CU(r, "cuDevicePrimaryCtxRetain");
     pg_status st = use(b, i);
     if (st)
         return st;

@@ -39,12 +39,36 @@ const pg__cu *pg__cu_load(void) {
     return loaded;
 }
 
-int pg__cu_error(const pg__cu *cu, CUresult r, const char *what) {
+void pg__cu_describe(const pg__cu *cu, CUresult r, char *out, size_t cap) {
     const char *name = "CUDA_ERROR_UNKNOWN", *text = "";
     if (cu->cuGetErrorName(r, &name) != CUDA_SUCCESS)
         name = "CUDA_ERROR_UNKNOWN";
     if (cu->cuGetErrorString(r, &text) != CUDA_SUCCESS)
         text = "";
+    snprintf(out, cap, "%s (%s)", name, text);
+}
+
+int pg__cu_error(const pg__cu *cu, CUresult r, const char *what) {
+    char d[256];
+    pg__cu_describe(cu, r, d, sizeof d);
     return pg__error(r == CUDA_ERROR_OUT_OF_MEMORY ? PG_ERROR_OUT_OF_MEMORY : PG_ERROR_DEVICE,
-                     "%s failed: %s (%s)", what, name, text);
+                     "%s failed: %s", what, d);
+}
+
+int pg__cu_sticky(CUresult r) {
+    switch (r) {
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+        return 1;
+    default:
+        return 0;
+    }
 }

@@ -32,7 +32,17 @@ enum {
     CUDA_SUCCESS = 0,
     CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_ECC_UNCORRECTABLE = 214,
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    CUDA_ERROR_LAUNCH_TIMEOUT = 702,
     CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+    CUDA_ERROR_ASSERT = 710,
+    CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
+    CUDA_ERROR_ILLEGAL_INSTRUCTION = 715,
+    CUDA_ERROR_MISALIGNED_ADDRESS = 716,
+    CUDA_ERROR_INVALID_ADDRESS_SPACE = 717,
+    CUDA_ERROR_INVALID_PC = 718,
+    CUDA_ERROR_LAUNCH_FAILED = 719,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
@@ -108,5 +118,10 @@ typedef struct pg__cu {
 const pg__cu *pg__cu_load(void);
 /* "what: CUDA_ERROR_X (description)" into the error message; returns the pg_status to report. */
 int pg__cu_error(const pg__cu *cu, CUresult r, const char *what);
+/* 1 if r is a fault that CUDA keeps for the life of the context (an illegal address, a trap,
+ * an assert, an uncorrectable ECC error...): every later call in that context fails with it. */
+int pg__cu_sticky(CUresult r);
+/* "CUDA_ERROR_X (description)" into out. */
+void pg__cu_describe(const pg__cu *cu, CUresult r, char *out, size_t cap);
 
 #endif
