@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# test_install.sh: `cmake --install` of a build into a temporary prefix, which is then moved (an
+# installed copy must name neither the source tree, the build tree nor its first prefix), then
+# examples/c built out of tree against it twice — CMake's find_package(polygpu) and plain cc with
+# pkg-config — and both programs run from a scratch directory with a fresh kernel cache.
+# Usage: tests/install/test_install.sh BUILD_DIR      (CTest runs it as the test `install`)
+set -euo pipefail
+build=$(cd "${1:?usage: test_install.sh BUILD_DIR}" && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+cmake=$(cache CMAKE_COMMAND)
+cc=$(cache CMAKE_C_COMPILER)
+libdir=$(cache CMAKE_INSTALL_LIBDIR)
+incdir=$(cache CMAKE_INSTALL_INCLUDEDIR)
+work=$(mktemp -d "${TMPDIR:-/tmp}/polygpu-install.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { echo "== $*"; }
+
+step "cmake --install (components runtime and development)"
+for component in runtime development; do
+  "$cmake" --install "$build" --prefix "$work/first-prefix" --component "$component" >/dev/null
+done
+mv "$work/first-prefix" "$work/prefix"
+prefix=$work/prefix
+[[ $libdir = /* ]] && fail "CMAKE_INSTALL_LIBDIR is absolute ($libdir): this test needs one under the prefix"
+
+for f in "$incdir/polygpu.h" "$libdir/libpolygpu.so" "$libdir/pkgconfig/polygpu.pc" \
+         "$libdir/cmake/polygpu/polygpuConfig.cmake" \
+         "$libdir/cmake/polygpu/polygpuConfigVersion.cmake" \
+         "$libdir/cmake/polygpu/polygpuTargets.cmake"; do
+  [ -e "$prefix/$f" ] || fail "cmake --install did not install $f"
+done
+soname=$(readelf -d "$prefix/$libdir/libpolygpu.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+if [ -z "$soname" ] || [ ! -e "$prefix/$libdir/$soname" ]; then
+  fail "libpolygpu.so: SONAME '$soname' not installed"
+fi
+if readelf -d "$prefix/$libdir/$soname" | grep -E "R(UN)?PATH" | grep -qF -e "$build" -e "$src"; then
+  fail "the installed library's RUNPATH points into the build or source tree"
+fi
+# Text files only: the library's debug information names the sources, which is fine.
+if grep -rlF -e "$build" -e "$src" -e "$work/first-prefix" "$prefix/$incdir" "$prefix/$libdir/cmake" \
+     "$prefix/$libdir/pkgconfig"; then
+  fail "installed files above name the build tree, the source tree or the prefix they were installed to"
+fi
+
+# Each demo: run from a scratch directory, no source tree in its environment, a fresh kernel cache
+# (the installed library compiles the CPU kernels itself); it must load the installed library.
+run_demo() { # name executable
+  local name=$1 exe=$2 lib
+  lib=$(ldd "$exe" | sed -n 's/^[[:space:]]*libpolygpu\.so[^ ]* => \([^ ]*\).*/\1/p')
+  [ "$(cd "$(dirname "$lib")" && pwd)" = "$(cd "$prefix/$libdir" && pwd)" ] ||
+    fail "$name: loads libpolygpu from '$lib', not from the install ($prefix/$libdir)"
+  mkdir -p "$work/run-$name"
+  (cd "$work/run-$name" && env -u PG_SOURCE_DIR PG_CACHE_DIR="$work/kernel-cache-$name" \
+     "$exe" dag.dot) >"$work/$name.out" 2>&1 || { cat "$work/$name.out"; fail "$name: the demo failed"; }
+  cat "$work/$name.out"
+  grep -q "^z\[11\.\.14\] = 120 140 160 180 " "$work/$name.out" || fail "$name: wrong result"
+  grep -q "digraph" "$work/run-$name/dag.dot" || fail "$name: no DAG written"
+  [ -n "$(ls -A "$work/kernel-cache-$name" 2>/dev/null)" ] || fail "$name: compiled no kernel into its cache"
+}
+
+step "examples/c with CMake: find_package(polygpu)"
+if ! { "$cmake" -S "$src/examples/c" -B "$work/demo-cmake" -DCMAKE_BUILD_TYPE=Release \
+         -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+         -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" &&
+       "$cmake" --build "$work/demo-cmake"; } >"$work/cmake.log" 2>&1; then
+  cat "$work/cmake.log"
+  fail "examples/c did not build with find_package(polygpu)"
+fi
+found=$(sed -n 's/^polygpu_DIR:[A-Z]*=//p' "$work/demo-cmake/CMakeCache.txt")
+[ "$found" = "$prefix/$libdir/cmake/polygpu" ] || fail "find_package(polygpu) found '$found', not the install"
+run_demo cmake "$work/demo-cmake/polygpu-demo"
+
+step "examples/c with pkg-config"
+export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
+version=$(pkg-config --modversion polygpu) || fail "pkg-config does not find polygpu.pc"
+header_version=$(sed -n 's/^#define PG_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' \
+  "$prefix/$incdir/polygpu.h" | paste -sd.)
+[ "$version" = "$header_version" ] || fail "polygpu.pc says version $version, polygpu.h $header_version"
+# shellcheck disable=SC2046 # the flags are words
+"$cc" -std=c11 -Wall -Wextra -Werror -o "$work/demo-pc" "$src/examples/c/demo.c" \
+  $(pkg-config --cflags --libs polygpu) || fail "examples/c did not build with pkg-config"
+LD_LIBRARY_PATH="$(pkg-config --variable=libdir polygpu)" run_demo pkg-config "$work/demo-pc"
+# The same with --static flags (Libs.private) must link too.
+# shellcheck disable=SC2046
+"$cc" -std=c11 -o "$work/demo-pc-static-flags" "$src/examples/c/demo.c" \
+  $(pkg-config --static --cflags --libs polygpu) || fail "pkg-config --static flags do not link"
+echo "install test: passed"
