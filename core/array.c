@@ -294,7 +294,7 @@ pg_status pg_array_prefetch(pg_array *h, int location) {
     int unknown = (a->map_comp && a->map_comp->kind == PG__HOST_WRITE) ||
                   (w && (w->state == PG__OPEN || w->state == PG__PENDING));
     if (!st && !unknown)
-        st = pg__coh_prefetch(rt, a, location == PG_HOST ? 0 : PG__LOC(location));
+        st = pg__issue_prefetch(rt, a, location == PG_HOST ? 0 : PG__LOC(location));
     if (st == PG_ERROR_OUT_OF_MEMORY && location != PG_HOST) {
         /* No room on the device short of waiting for other work (core/evict.c): a hint
          * leaves it to the launch that needs the array, which may wait. */

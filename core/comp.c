@@ -49,6 +49,16 @@ void pg__comp_ref(pg__comp *c) {
     c->refs++;
 }
 
+void pg__comp_list_push(pg__comp **head, pg__comp **tail, pg__comp *c) {
+    pg__comp_ref(c);
+    c->next = NULL;
+    if (*tail)
+        (*tail)->next = c;
+    else
+        *head = c;
+    *tail = c;
+}
+
 /* Drop what only unfinished work needs: arrays, kernel, parents, launch data. */
 static void release_work(pg__runtime *rt, pg__comp *c) {
     for (int i = 0; i < c->nargs; i++)

@@ -249,7 +249,7 @@ static pg_status add_parent(pg__runtime *rt, pg__comp *w, pg__comp *p) {
  * the value before it, so it becomes one of that writer's parents as well. */
 static pg_status write_back(pg__runtime *rt, pg__array *a) {
     pg__comp *lw = a->last_writer;
-    pg_status st = pg__coh_prefetch(rt, a, 0);
+    pg_status st = pg__issue_prefetch(rt, a, 0);
     if (!st && !a->ready[0])
         st = pg__error(PG_ERROR_INTERNAL, "array %llu: write-back issued no copy",
                        (unsigned long long)a->id);

@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void list_push(pg__comp **head, pg__comp **tail, pg__comp *c) {
-    pg__comp_ref(c);
-    c->next = NULL;
-    if (*tail)
-        (*tail)->next = c;
-    else
-        *head = c;
-    *tail = c;
-}
-
 void pg__exec_sweep(pg__runtime *rt, int max) {
     while (rt->inflight_head && max-- > 0) {
         pg__comp *c = rt->inflight_head;
@@ -115,22 +105,6 @@ static pg_status wait_issued(pg__runtime *rt, pg__comp *c) {
     return st;
 }
 
-void pg__exec_issued(pg__runtime *rt, pg__comp *c, pg__stream *s) {
-    c->state = PG__ISSUED;
-    c->seq = ++s->issued_seq;
-    pg__comp_set(rt, &s->last, c);
-    s->last_use = ++rt->submissions;
-    rt->dev[s->device].inflight++;
-    list_push(&rt->inflight_head, &rt->inflight_tail, c);
-}
-
-pg_status pg__exec_order_after(pg__runtime *rt, pg__stream *s, pg__comp *p) {
-    /* A parent that finished unseen costs a no-op wait on the device, cheaper than asking. */
-    if (!p || p->stream == s || pg__comp_known_done(p) || p->state != PG__ISSUED)
-        return PG_OK;
-    return rt->ops->stream_wait(rt->b, s->b, p->event);
-}
-
 /* Record c in the DAG and in its arrays' histories, once. */
 static pg_status accept(pg__runtime *rt, pg__comp *c, const char *name) {
     if (c->recorded)
@@ -157,6 +131,20 @@ static pg_status kernel_function(pg__runtime *rt, pg__kernel *k, int dev, void *
     }
     *fn = k->fn[dev];
     return PG_OK;
+}
+
+typedef struct launch_ctx {
+    void *fn;
+    void **buf; /* per argument: its buffer on the device */
+} launch_ctx;
+
+static pg_status launch_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *ctx) {
+    launch_ctx *l = ctx;
+    for (int i = 0; i < c->nslots; i++)
+        if (c->slot_arg[i] >= 0)
+            c->slots[i] = (uint64_t)(uintptr_t)l->buf[c->slot_arg[i]];
+    return rt->ops->launch(rt->b, s->b, l->fn, c->grid, c->block, c->shared_mem, c->slots,
+                           c->nslots, c->timed ? &c->timing : NULL);
 }
 
 /* Place c on a device and stream, move its inputs there, launch it, update coherence. Sets
@@ -192,30 +180,9 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     /* From here on the computation is part of the program: failures are device failures. */
     if (sp)
         sp->stream_taken = 1;
-    c->device = dev;
-    c->stream = s;
-    pg__dag_record_device(rt, c);
-    for (int i = 0; !st && i < c->nparents; i++)
-        st = pg__exec_order_after(rt, s, c->parents[i]);
-    for (int i = 0; !st && i < c->nargs; i++)
-        if (c->args[i].access & PG_ACCESS_IN)
-            st = pg__coh_acquire(rt, c, c->args[i].array, dev, s);
-    for (int i = 0; i < c->nslots; i++)
-        if (c->slot_arg[i] >= 0)
-            c->slots[i] = (uint64_t)(uintptr_t)buf[c->slot_arg[i]];
-    if (!st && rt->timing)
-        c->timed = 1;
-    if (!st)
-        st = rt->ops->launch(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots, c->nslots,
-                             c->timed ? &c->timing : NULL);
-    if (!st)
-        st = rt->ops->event_record(rt->b, s->b, &c->event);
-    if (st) {
-        c->timed = 0;
-        pg__coh_faults_check(rt); /* the device may have faulted under earlier work */
+    launch_ctx l = {fn, buf};
+    if ((st = pg__issue(rt, c, s, launch_work, &l)))
         return st;
-    }
-    pg__exec_issued(rt, c, s);
     for (int i = 0; i < c->nargs; i++) {
         pg__array *a = c->args[i].array;
         if (c->args[i].access & PG_ACCESS_OUT)
@@ -225,10 +192,6 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     }
     pg__log(rt, 2, "kernel %s #%llu -> device %d stream %d", c->kernel->name,
             (unsigned long long)c->id, dev, s->index);
-    /* Parents were needed only to order this launch. */
-    for (int i = 0; i < c->nparents; i++)
-        pg__comp_unref(rt, c->parents[i]);
-    pg__comp_parents_clear(c);
     return PG_OK;
 }
 
@@ -260,7 +223,7 @@ pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
             if (st)
                 return st;
             c->state = PG__PENDING;
-            list_push(&rt->pending_head, &rt->pending_tail, c);
+            pg__comp_list_push(&rt->pending_head, &rt->pending_tail, c);
             rt->stats.pending++;
             return PG_OK;
         }
@@ -420,7 +383,7 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
             st = wait_issued(rt, c->parents[i]);
     pg__comp *wait = NULL;
     if (!st && (access & PG_ACCESS_IN))
-        st = pg__coh_to_host(rt, c, a, &wait);
+        st = pg__issue_to_host(rt, c, a, &wait);
     if (!st && write)
         pg__coh_write(rt, c, a, 0);
     for (int i = 0; !st && i < c->nparents; i++)
@@ -475,6 +438,27 @@ pg_status pg__exec_sync(pg__runtime *rt) {
     }
 }
 
+/* A device access's own work: after the foreign stream's work, the copy in from a foreign
+ * address (none when src is 0). */
+typedef struct foreign_ctx {
+    uint64_t src;
+    size_t bytes;
+    uint64_t stream;
+    void *buf;
+} foreign_ctx;
+
+static pg_status foreign_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *ctx) {
+    foreign_ctx *f = ctx;
+    (void)c;
+    pg_status st = PG_OK;
+    if (f->src && f->stream)
+        st = rt->ops->stream_wait_foreign(rt->b, s->b, f->stream);
+    if (!st && f->src)
+        st = rt->ops->copy(rt->b, s->b, s->device, f->buf, s->device,
+                           (const void *)(uintptr_t)f->src, f->bytes, NULL);
+    return st;
+}
+
 /* A device access for another CUDA library: a computation on a stream of `dev` that makes the
  * array current there (copies, zero fill), optionally copies `bytes` in from a foreign address
  * after the foreign stream's work, and completes on that stream. The caller gets the address
@@ -526,33 +510,18 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
             pg__comp_unref(rt, c);
         return st;
     }
-    c->device = dev;
-    c->stream = s;
-    pg__dag_record_device(rt, c);
-    for (int i = 0; !st && i < c->nparents; i++)
-        st = pg__exec_order_after(rt, s, c->parents[i]);
-    if (!st && (access & PG_ACCESS_IN))
-        st = pg__coh_acquire(rt, c, a, dev, s);
-    if (!st && src && foreign)
-        st = rt->ops->stream_wait_foreign(rt->b, s->b, foreign);
-    if (!st && src)
-        st = rt->ops->copy(rt->b, s->b, dev, buf, dev, (const void *)(uintptr_t)src, bytes, NULL);
-    if (!st)
-        st = rt->ops->event_record(rt->b, s->b, &c->event);
+    foreign_ctx f = {src, bytes, foreign, buf};
+    st = pg__issue(rt, c, s, foreign_work, &f);
     if (st) {
         pg__comp_unref(rt, c);
         return st;
     }
     c->timing.start_ns = c->timing.end_ns = pg__now_ns() - rt->epoch_ns;
     pg__dag_record_timing(rt, c);
-    pg__exec_issued(rt, c, s);
     if (write)
         pg__coh_write(rt, c, a, PG__LOC(dev));
     else if (zeroed)
         pg__comp_set(rt, &a->ready[PG__LOC(dev)], c);
-    for (int i = 0; i < c->nparents; i++)
-        pg__comp_unref(rt, c->parents[i]);
-    pg__comp_parents_clear(c);
     a->dev_pinned |= 1u << dev; /* the address is the other library's now: never evicted */
     *ptr = buf;
     *stream = rt->ops->stream_handle(rt->b, s->b);

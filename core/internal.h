@@ -185,7 +185,8 @@ struct pg__kernel {
 /* ---- streams (per device, in creation order) */
 struct pg__stream {
     int device;
-    int index; /* per device, from 0 */
+    int index; /* per device, from 0 (the copy stream has its own numbering) */
+    int copy;  /* the device's copy stream (prefetch), not one of its streams[] */
     pg__bstream *b;
     pg__comp *last;    /* last computation issued on it (reference) */
     uint64_t last_use; /* submission counter when last chosen, for LRU reuse */
@@ -313,7 +314,9 @@ void pg__comp_unref(pg__runtime *rt, pg__comp *c);
 int pg__comp_known_done(const pg__comp *c);
 int pg__comp_done(pg__runtime *rt, pg__comp *c);
 void pg__comp_set(pg__runtime *rt, pg__comp **slot, pg__comp *c); /* ref c, unref old */
-void pg__comp_finish_host(pg__runtime *rt, pg__comp *c);          /* a host access ended */
+/* Append c to a list linked through c->next (the in-flight or pending list), referenced. */
+void pg__comp_list_push(pg__comp **head, pg__comp **tail, pg__comp *c);
+void pg__comp_finish_host(pg__runtime *rt, pg__comp *c); /* a host access ended */
 
 /* ---- arrays (core/array.c) */
 void pg__array_ref(pg__array *a);
@@ -342,6 +345,8 @@ void pg__kernel_unref(pg__kernel *k);
 
 /* ---- streams (core/streams.c) */
 pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out);
+/* dev's copy stream (prefetch: input copies go there), created on first use. */
+pg_status pg__stream_copy(pg__runtime *rt, int dev, pg__stream **out);
 int pg__stream_busy(pg__runtime *rt, pg__stream *s);
 /* The first stream of dev with no unfinished work, or NULL. */
 pg__stream *pg__stream_idle(pg__runtime *rt, int dev);
@@ -365,10 +370,25 @@ pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a);
 pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c);
 pg_status pg__exec_sync(pg__runtime *rt);
 void pg__exec_sweep(pg__runtime *rt, int max);
-/* c was handed to stream s: mark it issued, last on s, in flight. */
-void pg__exec_issued(pg__runtime *rt, pg__comp *c, pg__stream *s);
-/* Make s wait for p unless p is finished or already ordered before s's next work. */
-pg_status pg__exec_order_after(pg__runtime *rt, pg__stream *s, pg__comp *p);
+
+/* ---- issue (core/issue.c): the one path from a placed computation to a stream */
+/* The backend operation(s) of computation c on stream s (a launch, a copy...). */
+typedef pg_status (*pg__issue_work)(pg__runtime *rt, pg__comp *c, pg__stream *s, void *ctx);
+/* Issue c (accepted, parents set) on s: order it after its parents, bring its inputs (args
+ * with PG_ACCESS_IN; copies have none) to s's device, run work, record the completion event;
+ * then c is issued, last on s, in flight, and its parents dropped. On failure nothing is
+ * marked issued and the caller still owns c; devices found faulted are marked failed. */
+pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work work, void *ctx);
+/* Make a's current value usable by c on s's device: s waits for the work that made that copy
+ * current, or for a copy issued now (on the device's copy stream with prefetch). Buffers must
+ * exist (pg__array_buffer). */
+pg_status pg__issue_input(pg__runtime *rt, pg__comp *c, pg__array *a, pg__stream *s);
+/* Bring the host copy up to date for host access c; *wait gets the computation to wait for
+ * (a reference, or NULL). */
+pg_status pg__issue_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp **wait);
+/* Start a copy of a's current value to location loc (0 host, d+1 device d) unless loc holds
+ * it already; returns without waiting. The copy counts as a reader of a. */
+pg_status pg__issue_prefetch(pg__runtime *rt, pg__array *a, int loc);
 
 /* ---- waits that end (core/wait.c): lock held on entry and exit, dropped while waiting. Each
  * ends with PG_ERROR_TIMEOUT past the thread's deadline and PG_ERROR_INTERRUPTED when the
@@ -381,18 +401,18 @@ uint64_t pg__wait_deadline_push(uint64_t timeout_ns);
 void pg__wait_deadline_pop(uint64_t old);
 
 /* ---- coherence (core/coherence.c) */
-/* Make a's current value usable on device dev by computation c that runs on stream s: issues
- * a copy (a copy computation) if c reads a and dev's copy is stale, and makes s wait for the
- * copy that made dev's copy current. Buffers must exist (pg__array_buffer). */
-pg_status pg__coh_acquire(pg__runtime *rt, pg__comp *c, pg__array *a, int dev, pg__stream *s);
+/* Where a's current value must come from to be at location loc: *src = -1 when loc holds it
+ * already (current after a->ready[loc]), else the valid location with the fastest link to loc.
+ * PG_ERROR_DEVICE when the value is lost. */
+pg_status pg__coh_source(pg__runtime *rt, const pg__array *a, int loc, int *src);
+/* A copy cc of a to dst was issued: dst holds the current value once cc completes. */
+void pg__coh_copied(pg__runtime *rt, pg__array *a, int dst, pg__comp *cc);
+/* c reads what p made (p may be NULL): a failure of p is one of c. Reserve room first (the
+ * only step that can fail), so that the add after issuing work cannot. */
+pg_status pg__coh_input_reserve(pg__comp *c);
+void pg__coh_input_add(pg__comp *c, pg__comp *p);
 /* c writes a at location loc: from now on only loc is valid, current after c. */
 void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc);
-/* Bring the host copy up to date for host access c; *wait gets the computation to wait for
- * (a reference, or NULL). */
-pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp **wait);
-/* Start a copy of a's current value to location loc (0 host, d+1 device d) unless loc holds
- * it already; returns without waiting. The copy counts as a reader of a. */
-pg_status pg__coh_prefetch(pg__runtime *rt, pg__array *a, int loc);
 /* Before kernel c is accepted to run on dev: PG_ERROR_DEVICE if dev has failed or an input's
  * current value is known to be lost or failed (the message names the array and the cause). */
 pg_status pg__coh_check_inputs(pg__runtime *rt, pg__comp *c, int dev);

@@ -3,11 +3,7 @@
 
 #include <stdlib.h>
 
-pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out) {
-    pg__device *d = &rt->dev[dev];
-    if (d->nstreams == PG__MAX_STREAMS)
-        return pg__error(PG_ERROR_INTERNAL, "device %d already has %d streams", dev,
-                         PG__MAX_STREAMS);
+static pg_status create(pg__runtime *rt, int dev, int index, int copy, pg__stream **out) {
     pg__stream *s = calloc(1, sizeof *s);
     if (!s)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -17,10 +13,28 @@ pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out) {
         return st;
     }
     s->device = dev;
-    s->index = d->nstreams;
-    d->streams[d->nstreams++] = s;
+    s->index = index;
+    s->copy = copy;
     *out = s;
     return PG_OK;
+}
+
+pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out) {
+    pg__device *d = &rt->dev[dev];
+    if (d->nstreams == PG__MAX_STREAMS)
+        return pg__error(PG_ERROR_INTERNAL, "device %d already has %d streams", dev,
+                         PG__MAX_STREAMS);
+    pg_status st = create(rt, dev, d->nstreams, 0, out);
+    if (!st)
+        d->streams[d->nstreams++] = *out;
+    return st;
+}
+
+pg_status pg__stream_copy(pg__runtime *rt, int dev, pg__stream **out) {
+    pg__device *d = &rt->dev[dev];
+    pg_status st = d->copy_stream ? PG_OK : create(rt, dev, 0, 1, &d->copy_stream);
+    *out = d->copy_stream;
+    return st;
 }
 
 pg_status pg__stream_get_new(pg__runtime *rt, int dev, pg__stream **out) {

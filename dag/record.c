@@ -56,7 +56,8 @@ void pg__dag_record_device(pg__runtime *rt, pg__comp *c) {
     pg__record *r = slot_of(rt, c->id);
     if (r) {
         r->device = c->device;
-        r->stream = c->stream ? c->stream->index : -1;
+        /* The export shows a device's copy stream after its PG__MAX_STREAMS streams. */
+        r->stream = !c->stream ? -1 : c->stream->copy ? PG__MAX_STREAMS : c->stream->index;
     }
 }
 

@@ -92,7 +92,7 @@ pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream
     uint32_t free_devs = 0; /* devices of parents whose stream no sibling has taken */
     for (int i = 0; i < c->nparents && n < (int)(sizeof ps / sizeof *ps); i++) {
         pg__comp *p = c->parents[i];
-        if (p->stream && p->stream->index < PG__MAX_STREAMS && !pg__comp_known_done(p) &&
+        if (p->stream && !p->stream->copy && !pg__comp_known_done(p) &&
             !rt->dev[p->device].failed) {
             ps[n++] = p;
             if (!p->stream_taken)
