@@ -290,7 +290,7 @@ pg_status pg_array_prefetch(pg_array *h, int location) {
                        location, rt->ndev - 1);
     /* Nothing to copy yet while the current value is still being made on the host or waits
      * behind a mapping: the copy would read an unfinished value. */
-    pg__comp *w = a->last_writer;
+    pg__comp *w = a->hist.writer;
     int unknown = (a->map_comp && a->map_comp->kind == PG__HOST_WRITE) ||
                   (w && (w->state == PG__OPEN || w->state == PG__PENDING));
     if (!st && !unknown)

@@ -125,11 +125,11 @@ static int users(pg__runtime *rt, pg__array *a, waitlist *w) {
             return -1;
         n += k;
     }
-    if ((k = users_of(rt, a->last_writer, w, USER_DEPTH)) < 0)
+    if ((k = users_of(rt, a->hist.writer, w, USER_DEPTH)) < 0)
         return -1;
     n += k;
-    for (int r = 0; r < a->nreaders; r++) {
-        if ((k = users_of(rt, a->readers[r], w, USER_DEPTH)) < 0)
+    for (int r = 0; r < a->hist.nreaders; r++) {
+        if ((k = users_of(rt, a->hist.readers[r], w, USER_DEPTH)) < 0)
             return -1;
         n += k;
     }
@@ -248,7 +248,7 @@ static pg_status add_parent(pg__runtime *rt, pg__comp *w, pg__comp *p) {
  * host access may be waiting for its parents): it has not written yet, and the copy reads
  * the value before it, so it becomes one of that writer's parents as well. */
 static pg_status write_back(pg__runtime *rt, pg__array *a) {
-    pg__comp *lw = a->last_writer;
+    pg__comp *lw = a->hist.writer;
     pg_status st = pg__issue_prefetch(rt, a, 0);
     if (!st && !a->ready[0])
         st = pg__error(PG_ERROR_INTERNAL, "array %llu: write-back issued no copy",

@@ -293,12 +293,12 @@ static pg_status issue_pending(pg__runtime *rt) {
  * kernel would (holders unknown: shared, as it always was). */
 static int map_covers(const pg__array *a, const pg__comp *old, int write) {
     if (old->kind == PG__HOST_WRITE)
-        return a->last_writer == old && (!write || a->nreaders == 0) &&
+        return a->hist.writer == old && (!write || a->hist.nreaders == 0) &&
                (old->holders_lost || held_by_self(old));
     if (write)
         return 0; /* a read mapping upgraded to a write: handled by the caller */
-    for (int r = 0; r < a->nreaders; r++)
-        if (a->readers[r] == old)
+    for (int r = 0; r < a->hist.nreaders; r++)
+        if (a->hist.readers[r] == old)
             return 1;
     return 0;
 }

@@ -4,6 +4,7 @@
 #define PG_INTERNAL_H
 
 #include "core/error.h"
+#include "dag/history.h"
 #include "devices/backend.h"
 #include "devices/interconnect.h"
 
@@ -151,11 +152,7 @@ struct pg__array {
     uint32_t valid;            /* locations holding the current value */
     int fresh;                 /* never written: every location is valid as zeros */
     pg__comp *ready[PG__NLOC]; /* after which the copy at a location is current */
-    /* dependency history (dag/) */
-    pg__comp *last_writer;
-    pg__comp **readers;
-    int nreaders, capreaders;
-    int prune_at; /* prune finished readers when nreaders reaches this (0: PRUNE_AT) */
+    pg__history hist; /* last writer and readers since (dag/history.h; comps, referenced) */
     /* host mapping */
     pg__comp *map_comp;
     int map_count;
@@ -431,7 +428,7 @@ void pg__coh_outputs_failed(pg__runtime *rt, pg__comp *c, const char *msg);
 /* a is being freed: release what coherence keeps for it. */
 void pg__coh_array_free(pg__array *a);
 
-/* ---- dag (dag/) */
+/* ---- dependencies (core/deps.c, over dag/history.h) */
 /* Parents of a computation using (array, access) pairs, from each array's history. *out is
  * inline_buf when they fit there (may be NULL, 0), else malloc'ed; finished computations are
  * included (they are edges of the DAG) and flagged by pg__comp_done when waited on. */
@@ -440,6 +437,7 @@ pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__
 /* Record c in each array's history (after c was accepted). */
 pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c);
 void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array freed) */
+/* ---- the record of recent computations (dag/record.c) and its export (dag/export.c) */
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name);
 void pg__dag_record_device(pg__runtime *rt, pg__comp *c); /* device/stream chosen */
 void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent);

@@ -1,0 +1,86 @@
+/* deps.c: what core tells dag/history about each computation, and the references it holds for
+ * the nodes a history stores. Core decides which readers are done (dag never does): asking a
+ * GPU costs about a microsecond, so a prune asks at most once per stream, about the newest
+ * reader there (streams run in order: its completion settles all older ones). */
+#include "core/internal.h"
+
+#include <stdlib.h>
+
+static void drop(void *rt, void *c) {
+    pg__comp_unref(rt, c);
+}
+
+pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__comp ***out, int *n,
+                          pg__comp **inline_buf, int inline_cap) {
+    (void)rt;
+    pg__history *h[PG__MAX_PARAMS];
+    pg_access acc[PG__MAX_PARAMS];
+    if (nargs > PG__MAX_PARAMS)
+        return pg__error(PG_ERROR_INTERNAL, "%d arguments, at most %d", nargs, PG__MAX_PARAMS);
+    for (int i = 0; i < nargs; i++) {
+        h[i] = &args[i].array->hist;
+        acc[i] = args[i].access;
+    }
+    int cap = pg__history_parents_max(h, acc, nargs);
+    pg__comp **list = cap <= inline_cap ? inline_buf : malloc((size_t)cap * sizeof *list);
+    if (cap > inline_cap && !list)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    int k = pg__history_parents(h, acc, nargs, (void **)list);
+    for (int i = 0; i < k; i++)
+        pg__comp_ref(list[i]);
+    *out = list;
+    *n = k;
+    return PG_OK;
+}
+
+/* Known done, or a host access (settled without asking a device): then a reader orders
+ * nothing any more. */
+static int keep_reader(void *rt, void *node) {
+    pg__comp *c = node;
+    return !((pg__comp_known_done(c) || !c->stream) && pg__comp_done(rt, c));
+}
+
+static void prune(pg__runtime *rt, pg__history *h) {
+    pg__stream *asked[32];
+    int nasked = 0;
+    for (int r = h->nreaders - 1; r >= 0; r--) {
+        pg__comp *c = h->readers[r];
+        if (pg__comp_known_done(c) || !c->stream)
+            continue;
+        int seen = 0;
+        for (int i = 0; i < nasked && !seen; i++)
+            seen = asked[i] == c->stream;
+        if (!seen && nasked < (int)(sizeof asked / sizeof *asked)) {
+            asked[nasked++] = c->stream;
+            (void)pg__comp_done(rt, c);
+        }
+    }
+    pg__history_prune(h, keep_reader, drop, rt);
+}
+
+pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c) {
+    /* Reserve first, so a failure leaves every history as it was. */
+    for (int i = 0; i < c->nargs; i++) {
+        pg__history *h = &c->args[i].array->hist;
+        if (c->args[i].access & PG_ACCESS_OUT)
+            continue;
+        if (pg__history_prune_due(h))
+            prune(rt, h);
+        pg_status st = pg__history_reserve(h);
+        if (st)
+            return st;
+    }
+    for (int i = 0; i < c->nargs; i++) {
+        pg__history *h = &c->args[i].array->hist;
+        pg__comp_ref(c);
+        if (c->args[i].access & PG_ACCESS_OUT)
+            pg__history_set_writer(h, c, drop, rt);
+        else
+            pg__history_add_reader(h, c);
+    }
+    return PG_OK;
+}
+
+void pg__dag_forget(pg__runtime *rt, pg__array *a) {
+    pg__history_clear(&a->hist, drop, rt);
+}
