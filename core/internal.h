@@ -7,6 +7,7 @@
 #include "dag/history.h"
 #include "devices/backend.h"
 #include "devices/interconnect.h"
+#include "policies/registry.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -206,13 +207,6 @@ typedef struct pg__device {
     int pingpong;     /* consecutive loads that undid the previous one (see evict.c) */
     uint64_t last_ws; /* bytes of the arguments of the previous load */
 } pg__device;
-
-/* A device policy instance (policies/). */
-typedef struct pg__policy {
-    char name[64];
-    pg_device_policy ops;
-    void *state;
-} pg__policy;
 
 typedef enum { PG__NEW_FIFO, PG__NEW_ALWAYS } pg__new_stream_policy;
 typedef enum {
@@ -448,14 +442,11 @@ pg_status pg__dag_to_dot(pg__runtime *rt, char **out);
 pg_status pg__trace_to_json(pg__runtime *rt, char **out);
 pg_status pg__trace_write_file(pg__runtime *rt, const char *path); /* lock not held */
 
-/* ---- policies (policies/) */
-pg_status pg__policy_open(const char *name, int ndevices, pg__policy *out);
-void pg__policy_close(pg__policy *p);
+/* ---- placement (core/place.c) */
 /* Choose a device and a stream for c (the Figure 5 flow); reads state only. *stream = NULL
  * asks the caller for a new stream on *device. Marks nothing: the caller sets stream_taken. */
 pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream **stream,
                            pg__comp **stream_parent);
-const char *pg__policy_names(void); /* "round-robin, stream-aware, ..." */
 
 /* ---- logging */
 void pg__log(pg__runtime *rt, int level, const char *fmt, ...) PG__PRINTF(3, 4);

@@ -220,3 +220,8 @@ pg_status pg_runtime_stats(pg_runtime *h, pg_stats *out) {
     pg__leave(rt);
     return PG_OK;
 }
+
+pg_status pg_policy_register(const char *name, const pg_device_policy *policy) {
+    pg__error_clear();
+    return pg__policy_add(name, policy);
+}

@@ -1,5 +1,7 @@
 /* registry.c: device policies by name — the built-ins and those a C user registers. */
-#include "core/internal.h"
+#include "policies/registry.h"
+
+#include "core/error.h"
 #include "policies/builtin.h"
 
 #include <pthread.h>
@@ -37,8 +39,7 @@ static entry *find(const char *name) {
     return NULL;
 }
 
-pg_status pg_policy_register(const char *name, const pg_device_policy *policy) {
-    pg__error_clear();
+pg_status pg__policy_add(const char *name, const pg_device_policy *policy) {
     if (!name || !*name || strlen(name) >= sizeof table[0].name)
         return pg__error(PG_ERROR_ARGUMENT,
                          "pg_policy_register: the name must have 1 to 63 characters");

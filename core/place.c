@@ -1,8 +1,10 @@
-/* placement.c: where a computation runs — the flow of the GrCUDA paper's Figure 5 (GrCUDA's
+/* place.c: where a computation runs — the flow of the GrCUDA paper's Figure 5 (GrCUDA's
  * GrCUDAStreamPolicy). Without unfinished parents, or when every parent's stream was taken by a
  * sibling, the device policy picks among all devices and the new-stream policy a stream there;
- * otherwise the parent-stream policy reuses a free parent's stream (docs/PLACEMENT.md). Reads
- * runtime state only: the caller creates streams and marks stream reuse. */
+ * otherwise the parent-stream policy reuses a free parent's stream (docs/PLACEMENT.md). Core
+ * builds the policy's view here (probing which streams are busy, which may finish computations)
+ * and calls the policy, a pure function of that view; the caller creates streams and marks
+ * stream reuse. */
 #include "core/internal.h"
 
 static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *devs,
