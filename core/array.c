@@ -5,14 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Enter a call on an array handle (pg__enter): its runtime pinned and locked; NULL (error set)
- * if it is not a live array. Every path out calls unlock_array. */
-static pg__array *lock_array(pg_array *h, const char *fn) {
-    pg__runtime *rt;
-    return pg__enter((uint64_t)(uintptr_t)h, PG__H_ARRAY, fn, &rt);
-}
-
-static void unlock_array(pg__array *a) {
+static void unpg__enter_array(pg__array *a) {
     pg__leave(a->rt);
 }
 
@@ -164,12 +157,12 @@ pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
 
 pg_status pg_array_free(pg_array *h) {
     pg__error_clear();
-    pg__array *a = lock_array(h, "pg_array_free");
+    pg__array *a = pg__enter_array(h, "pg_array_free");
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
     if (a->map_count) {
-        unlock_array(a);
+        unpg__enter_array(a);
         return pg__error(PG_ERROR_STATE,
                          "pg_array_free: array %llu is still mapped; unmap it first",
                          (unsigned long long)a->id);
@@ -185,7 +178,7 @@ pg_status pg_array_describe(pg_array *h, pg_array_desc *out) {
     pg__error_clear();
     if (!out)
         return pg__error(PG_ERROR_ARGUMENT, "pg_array_describe: out must not be NULL");
-    pg__array *a = lock_array(h, "pg_array_describe");
+    pg__array *a = pg__enter_array(h, "pg_array_describe");
     if (!a)
         return PG_ERROR_STATE;
     memset(out, 0, sizeof *out);
@@ -197,7 +190,7 @@ pg_status pg_array_describe(pg_array *h, pg_array_desc *out) {
     out->size = a->size;
     out->nbytes = a->nbytes;
     out->valid = a->valid;
-    unlock_array(a);
+    unpg__enter_array(a);
     return PG_OK;
 }
 
@@ -218,7 +211,7 @@ static pg_status check_range(pg__array *a, uint64_t first, uint64_t count, const
 static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *dst, const void *src,
                            const char *fn) {
     pg__error_clear();
-    pg__array *a = lock_array(h, fn);
+    pg__array *a = pg__enter_array(h, fn);
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
@@ -257,29 +250,29 @@ pg_status pg_array_map(pg_array *h, pg_access access, void **ptr) {
     if (access != PG_ACCESS_IN && access != PG_ACCESS_OUT && access != PG_ACCESS_INOUT)
         return pg__error(PG_ERROR_ARGUMENT, "pg_array_map: access %d is not in, out or inout",
                          (int)access);
-    pg__array *a = lock_array(h, "pg_array_map");
+    pg__array *a = pg__enter_array(h, "pg_array_map");
     if (!a)
         return PG_ERROR_STATE;
     pg_status st = pg__exec_host_begin(a->rt, a, access);
     if (!st)
         *ptr = a->host;
-    unlock_array(a);
+    unpg__enter_array(a);
     return st;
 }
 
 pg_status pg_array_unmap(pg_array *h) {
     pg__error_clear();
-    pg__array *a = lock_array(h, "pg_array_unmap");
+    pg__array *a = pg__enter_array(h, "pg_array_unmap");
     if (!a)
         return PG_ERROR_STATE;
     pg_status st = pg__exec_host_end(a->rt, a);
-    unlock_array(a);
+    unpg__enter_array(a);
     return st;
 }
 
 pg_status pg_array_prefetch(pg_array *h, int location) {
     pg__error_clear();
-    pg__array *a = lock_array(h, "pg_array_prefetch");
+    pg__array *a = pg__enter_array(h, "pg_array_prefetch");
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;

@@ -2,11 +2,6 @@
  * __cuda_array_interface__) without a trip through the host. */
 #include "core/internal.h"
 
-static pg__array *lock_array(pg_array *h, const char *fn) {
-    pg__runtime *rt;
-    return pg__enter((uint64_t)(uintptr_t)h, PG__H_ARRAY, fn, &rt);
-}
-
 static pg_status need_gpus(pg__runtime *rt, const char *fn) {
     if (!rt->ops->stream_handle || !rt->ops->stream_wait_foreign || !rt->ops->pointer_device)
         return pg__error(PG_ERROR_UNSUPPORTED,
@@ -24,7 +19,7 @@ pg_status pg_array_device_pointer(pg_array *h, int device, pg_access access, voi
     if (access != PG_ACCESS_IN && access != PG_ACCESS_OUT && access != PG_ACCESS_INOUT)
         return pg__error(PG_ERROR_ARGUMENT,
                          "pg_array_device_pointer: access %d is not in, out or inout", (int)access);
-    pg__array *a = lock_array(h, "pg_array_device_pointer");
+    pg__array *a = pg__enter_array(h, "pg_array_device_pointer");
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
@@ -42,7 +37,7 @@ pg_status pg_array_copy_from_device(pg_array *h, uint64_t src, size_t bytes, uin
     pg__error_clear();
     if (!src)
         return pg__error(PG_ERROR_ARGUMENT, "pg_array_copy_from_device: src is NULL");
-    pg__array *a = lock_array(h, "pg_array_copy_from_device");
+    pg__array *a = pg__enter_array(h, "pg_array_copy_from_device");
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;

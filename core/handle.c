@@ -167,6 +167,21 @@ void *pg__enter(uint64_t h, int kind, const char *fn, pg__runtime **out) {
     return obj;
 }
 
+pg__array *pg__enter_array(pg_array *h, const char *fn) {
+    pg__runtime *rt;
+    return pg__enter((uint64_t)(uintptr_t)h, PG__H_ARRAY, fn, &rt);
+}
+
+pg__kernel *pg__enter_kernel(pg_kernel *h, const char *fn) {
+    pg__runtime *rt;
+    return pg__enter((uint64_t)(uintptr_t)h, PG__H_KERNEL, fn, &rt);
+}
+
+pg__runtime *pg__enter_runtime(pg_runtime *h, const char *fn) {
+    pg__runtime *rt;
+    return pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt) ? rt : NULL;
+}
+
 void pg__leave(pg__runtime *rt) {
     pthread_mutex_unlock(&rt->mu);
     pg__unpin(rt);

@@ -40,6 +40,10 @@ void pg__handle_release(uint64_t h);
  * or was inherited through fork(), pins the runtime (a close waits for pinned calls) and locks
  * it. Returns the object and *rt, or NULL with the error set (status PG_ERROR_STATE). */
 void *pg__enter(uint64_t h, int kind, const char *fn, pg__runtime **rt);
+/* pg__enter for each kind of public handle: the object (its runtime is obj->rt), or NULL. */
+pg__array *pg__enter_array(pg_array *h, const char *fn);
+pg__kernel *pg__enter_kernel(pg_kernel *h, const char *fn);
+pg__runtime *pg__enter_runtime(pg_runtime *h, const char *fn);
 void pg__leave(pg__runtime *rt); /* unlock and unpin */
 void pg__unpin(pg__runtime *rt); /* unpin only (lock already dropped) */
 /* Close: marks the runtime closing (new calls are refused, waits of other threads end) and

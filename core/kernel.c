@@ -132,14 +132,9 @@ void pg__kernel_unref(pg__kernel *k) {
     free(k);
 }
 
-static pg__kernel *lock_kernel(pg_kernel *h, const char *fn) {
-    pg__runtime *rt;
-    return pg__enter((uint64_t)(uintptr_t)h, PG__H_KERNEL, fn, &rt);
-}
-
 pg_status pg_kernel_free(pg_kernel *h) {
     pg__error_clear();
-    pg__kernel *k = lock_kernel(h, "pg_kernel_free");
+    pg__kernel *k = pg__enter_kernel(h, "pg_kernel_free");
     if (!k)
         return PG_ERROR_STATE;
     pg__runtime *rt = k->rt;
@@ -156,7 +151,7 @@ pg_status pg_kernel_params(pg_kernel *h, pg_param_info *out, int capacity, int *
     pg__error_clear();
     if (!count || (capacity > 0 && !out))
         return pg__error(PG_ERROR_ARGUMENT, "pg_kernel_params: count (and out) must not be NULL");
-    pg__kernel *k = lock_kernel(h, "pg_kernel_params");
+    pg__kernel *k = pg__enter_kernel(h, "pg_kernel_params");
     if (!k)
         return PG_ERROR_STATE;
     for (int i = 0; i < k->nparams && i < capacity; i++)
@@ -340,7 +335,7 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
 pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
                            const pg_arg *args, int nargs) {
     pg__error_clear();
-    pg__kernel *k = lock_kernel(h, "pg_kernel_launch");
+    pg__kernel *k = pg__enter_kernel(h, "pg_kernel_launch");
     if (!k)
         return PG_ERROR_STATE;
     pg__runtime *rt = k->rt;

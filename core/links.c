@@ -108,7 +108,7 @@ pg_status pg_runtime_interconnect(pg_runtime *h, int *nloc, double *gbps, double
     if (!nloc)
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_interconnect: nloc must not be NULL");
     pg__runtime *rt;
-    if (!pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, "pg_runtime_interconnect", &rt))
+    if (!(rt = pg__enter_runtime(h, "pg_runtime_interconnect")))
         return PG_ERROR_STATE;
     int n = rt->ic.nloc;
     *nloc = n;
@@ -131,7 +131,7 @@ pg_status pg_runtime_measure_interconnect(pg_runtime *h, size_t bytes, int reps,
                          "(got %zu, %d)",
                          bytes, reps);
     pg__runtime *rt;
-    if (!pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, "pg_runtime_measure_interconnect", &rt))
+    if (!(rt = pg__enter_runtime(h, "pg_runtime_measure_interconnect")))
         return PG_ERROR_STATE;
     char def[1200];
     if (!path) {

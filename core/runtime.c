@@ -84,11 +84,6 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     return PG_OK;
 }
 
-static pg__runtime *enter(pg_runtime *h, const char *fn) {
-    pg__runtime *rt;
-    return pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt) ? rt : NULL;
-}
-
 /* A close that cannot finish (a kernel that never ends, a thread stuck inside a call): the
  * handles go, so every later call is refused, but the memory and the devices' threads stay,
  * since unfinished work may still use them. The status says what was left running. */
@@ -175,7 +170,7 @@ pg_status pg_runtime_free_timeout(pg_runtime *h, uint64_t timeout_ns) {
 
 static pg_status sync_for(pg_runtime *h, uint64_t timeout_ns, const char *fn) {
     pg__error_clear();
-    pg__runtime *rt = enter(h, fn);
+    pg__runtime *rt = pg__enter_runtime(h, fn);
     if (!rt)
         return PG_ERROR_STATE;
     uint64_t outer = pg__wait_deadline_push(timeout_ns);
@@ -199,7 +194,7 @@ pg_status pg_runtime_devices(pg_runtime *h, pg_device_info *out, int capacity, i
     pg__error_clear();
     if (!count || (capacity > 0 && !out))
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_devices: count (and out) must not be NULL");
-    pg__runtime *rt = enter(h, "pg_runtime_devices");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_devices");
     if (!rt)
         return PG_ERROR_STATE;
     for (int d = 0; d < rt->ndev && d < capacity; d++)
@@ -213,7 +208,7 @@ pg_status pg_runtime_stats(pg_runtime *h, pg_stats *out) {
     pg__error_clear();
     if (!out)
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_stats: out must not be NULL");
-    pg__runtime *rt = enter(h, "pg_runtime_stats");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_stats");
     if (!rt)
         return PG_ERROR_STATE;
     *out = rt->stats;
