@@ -5,9 +5,8 @@
 #ifndef PG_BACKEND_H
 #define PG_BACKEND_H
 
+#include "nvrtc/kernel_src.h"
 #include "polygpu.h"
-
-#define PG__MAX_PARAMS 64
 
 typedef struct pg__backend pg__backend; /* backend-private state */
 typedef struct pg__bstream pg__bstream; /* an in-order queue of work on one device */
@@ -21,16 +20,6 @@ typedef struct pg__timing {
     void *priv[2]; /* backend's own (CUDA timing events) */
     int priv_dev;  /* backend's own (the device those events belong to) */
 } pg__timing;
-
-/* A kernel to build: the core has parsed its parameters already. */
-typedef struct pg__kernel_src {
-    const char *source;
-    const char *name;    /* function name or C++ name expression */
-    const char *options; /* space-separated compiler options, may be NULL */
-    const pg_param_info *params;
-    int nparams;
-    const char *cache_dir; /* on-disk cache folder, may be NULL (no cache) */
-} pg__kernel_src;
 
 typedef struct pg__backend_ops {
     const char *name;              /* "host" or "cuda" */

@@ -3,7 +3,7 @@
 #ifndef PG_CPU_COMPILE_H
 #define PG_CPU_COMPILE_H
 
-#include "devices/backend.h"
+#include "nvrtc/kernel_src.h"
 
 /* Memory for a kernel whose blocks run as fibers, owned by the OS thread that asked for it.
  * Stack i is [stacks + i * stride + stride - stack_bytes, stacks + (i + 1) * stride) and grows

@@ -3,7 +3,7 @@
 #ifndef PG_NVRTC_COMPILE_H
 #define PG_NVRTC_COMPILE_H
 
-#include "devices/backend.h"
+#include "nvrtc/kernel_src.h"
 
 typedef struct pg__nvrtc_image {
     char *data; /* CUBIN or NUL-terminated PTX */

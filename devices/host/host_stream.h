@@ -4,6 +4,7 @@
 #ifndef PG_HOST_STREAM_H
 #define PG_HOST_STREAM_H
 
+#include "devices/backend.h"
 #include "devices/host/host_pool.h"
 
 #include <pthread.h>
