@@ -7,7 +7,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static const char *SRC =
     "extern \"C\" __global__ void touch(const float *x, int n) { if (n < 0) ((float *)x)[0] = 0; "
@@ -29,26 +28,21 @@ static int pick(void *state, const pg_policy_view *v) {
         exit(1);                                                                                   \
     } while (0)
 
-/* Sum of the durations (ns) and bytes of the copies src->dst in the DAG JSON (locations as the
- * JSON writes them: -1 host, d device d). */
-static void copies(const char *json, int src, int dst, double *ns, double *bytes, int *count) {
+/* Sum of the durations (ns) and bytes of the copies src->dst in the DAG (PG_HOST or a device
+ * id). */
+static void copies(const pg_dag *dag, int src, int dst, double *ns, double *bytes, int *count) {
     *ns = *bytes = 0;
     *count = 0;
-    for (const char *p = strstr(json, "{\"id\":"); p; p = strstr(p + 1, "{\"id\":")) {
-        const char *next = strstr(p + 1, "{\"id\":");
-        const char *k = strstr(p, "\"kind\":\"copy\"");
-        if (!k || (next && k > next))
+    size_t n = 0;
+    pg_dag_vertex_count(dag, &n);
+    for (size_t i = 0; i < n; i++) {
+        pg_dag_vertex_info v;
+        if (pg_dag_vertex(dag, i, &v) || v.kind != PG_DAG_COPY)
             continue;
-        unsigned long long s0 = 0, e0 = 0, b = 0;
-        int s = 0, d = 0;
-        const char *t = strstr(p, "\"start_ns\":");
-        if (!t ||
-            sscanf(t, "\"start_ns\":%llu,\"end_ns\":%llu,\"bytes\":%llu,\"src\":%d,\"dst\":%d", &s0,
-                   &e0, &b, &s, &d) != 5)
-            continue;
-        if (s == src && d == dst && e0 > s0 && (*count)++ > 0) { /* skip the warm-up's */
-            *ns += (double)(e0 - s0);
-            *bytes += (double)b;
+        if (v.src == src && v.dst == dst && v.end_ns > v.start_ns &&
+            (*count)++ > 0) { /* skip the warm-up's */
+            *ns += (double)(v.end_ns - v.start_ns);
+            *bytes += (double)v.bytes;
         }
     }
 }
@@ -111,8 +105,8 @@ int main(int argc, char **argv) {
         if (pg_runtime_sync(rt))
             DIE("sync");
     }
-    char *json;
-    if (pg_dag_export_string(rt, PG_DAG_JSON, &json))
+    pg_dag *dag;
+    if (pg_dag_snapshot(rt, &dag))
         DIE("dag");
     struct {
         const char *name;
@@ -124,7 +118,7 @@ int main(int argc, char **argv) {
             continue;
         double ns, bytes;
         int count;
-        copies(json, links[i].src, links[i].dst, &ns, &bytes, &count);
+        copies(dag, links[i].src, links[i].dst, &ns, &bytes, &count);
         count--;
         if (count < 1) {
             printf("%-11s no timed copies\n", links[i].name);
@@ -136,7 +130,7 @@ int main(int argc, char **argv) {
                "ratio %.3f\n",
                links[i].name, gbps, count, ref, gbps / ref);
     }
-    pg_string_free(json);
+    pg_dag_free(dag);
     pg_array_free(a);
     pg_kernel_free(touch);
     pg_kernel_free(produce);

@@ -8,7 +8,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 static const char *SRC = "extern \"C\" __global__ void spin(float *y, int iters) {\n"
@@ -77,20 +76,17 @@ int main(int argc, char **argv) {
         iters *= 2;
     double one = timed(1, iters), all = timed(k, iters);
     /* Where the last k kernels ran. */
-    char *json;
-    if (pg_dag_export_string(rt, PG_DAG_JSON, &json))
+    pg_dag *dag;
+    size_t nv = 0;
+    if (pg_dag_snapshot(rt, &dag) || pg_dag_vertex_count(dag, &nv))
         DIE("dag");
     int ids[MAXK * 4], nk = 0;
-    for (const char *p = strstr(json, "{\"id\":"); p; p = strstr(p + 1, "{\"id\":")) {
-        int id, dev, stream;
-        char kind[16];
-        if (sscanf(p, "{\"id\":%d,\"kind\":\"%15[a-z_]\"", &id, kind) == 2 &&
-            !strcmp(kind, "kernel")) {
-            const char *d = strstr(p, "\"device\":");
-            if (d && sscanf(d, "\"device\":%d,\"stream\":%d", &dev, &stream) == 2)
-                ids[nk++ % (MAXK * 4)] = dev * 1000 + stream;
-        }
+    for (size_t i = 0; i < nv; i++) {
+        pg_dag_vertex_info v;
+        if (!pg_dag_vertex(dag, i, &v) && v.kind == PG_DAG_KERNEL)
+            ids[nk++ % (MAXK * 4)] = v.device * 1000 + v.stream;
     }
+    pg_dag_free(dag);
     int ndev = 0;
     pg_runtime_devices(rt, NULL, 0, &ndev);
     int per_dev[PG_MAX_DEVICES] = {0}, streams = 0;
@@ -103,7 +99,6 @@ int main(int argc, char **argv) {
         if (!dup)
             seen[streams++] = v;
     }
-    pg_string_free(json);
     printf("devices=%s kernels=%d iters=%d: one kernel %.3f ms, %d kernels %.3f ms, "
            "ratio %.2f (1.0 = all overlapped, %d.0 = serial); %d streams; per device:",
            devices, k, iters, one, k, all, all / one, k, streams);

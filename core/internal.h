@@ -13,8 +13,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define PG__MAX_STREAMS 32    /* streams per device; past that the least recently used is reused */
-#define PG__DAG_HISTORY 65536 /* computations kept for DAG export and the trace */
+#define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
+#define PG__DAG_HISTORY PG_DAG_HISTORY /* computations kept for DAG export and the trace */
 
 typedef struct pg__runtime pg__runtime;
 typedef struct pg__array pg__array;
@@ -441,10 +441,30 @@ void pg__dag_record_device(pg__runtime *rt, pg__comp *c); /* device/stream chose
 void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent);
 void pg__dag_record_timing(pg__runtime *rt, pg__comp *c);
 void pg__dag_records_free(pg__runtime *rt);
-pg_status pg__dag_to_json(pg__runtime *rt, char **out);
-pg_status pg__dag_to_dot(pg__runtime *rt, char **out);
-pg_status pg__trace_to_json(pg__runtime *rt, char **out);
-pg_status pg__trace_write_file(pg__runtime *rt, const char *path); /* lock not held */
+
+/* A snapshot of the records (the public pg_dag): made by dag/snapshot.c, read through core's
+ * public accessors, written out by dag/export.c. One block of memory, owned by the caller. */
+typedef struct pg__dag_track {
+    char name[128];  /* the device's name */
+    int nstreams;    /* compute streams made so far */
+    int copy_stream; /* it has a copy stream (PG_DAG_COPY_STREAM) */
+} pg__dag_track;
+
+struct pg_dag {
+    size_t nvertices, nedges;
+    pg_dag_vertex_info *vertices; /* oldest first; their args point into args */
+    pg_dag_arg *args;
+    uint64_t (*edges)[2]; /* [from, to] */
+    int ndev;             /* the devices' tracks, for the trace */
+    pg__dag_track dev[PG_MAX_DEVICES];
+};
+/* Copy the records into a new snapshot; lock held. */
+pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out);
+pg_status pg__dag_to_json(const pg_dag *dag, char **out);
+pg_status pg__dag_to_dot(const pg_dag *dag, char **out);
+pg_status pg__trace_to_json(const pg_dag *dag, char **out); /* Chrome trace */
+/* Snapshot (lock not held on entry) and write the trace: pg_trace_write, and at close. */
+pg_status pg__trace_write_file(pg__runtime *rt, const char *path);
 
 /* ---- placement (core/place.c) */
 /* Choose a device and a stream for c (the Figure 5 flow); reads state only. *stream = NULL

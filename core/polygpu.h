@@ -368,11 +368,73 @@ pg_status pg_policy_register(const char *name, const pg_device_policy *policy);
 
 /* ---------------------------------------------------------------- observability */
 
+/* The DAG the runtime recorded, as data: a vertex per computation (kernel launch, host access,
+ * copy) of the most recent PG_DAG_HISTORY, an edge per inferred dependency between two of them.
+ * A snapshot is a copy taken at one instant, owned by the caller and independent of the
+ * runtime: it stays valid and unchanged after more launches and after pg_runtime_free. The DOT
+ * and JSON exports are written from a snapshot, so they show exactly what it holds. */
+typedef struct pg_dag pg_dag;
+
+#define PG_DAG_HISTORY 65536 /* computations kept, newest last */
+
+typedef enum pg_dag_kind {
+    PG_DAG_KERNEL = 0,     /* a kernel launch */
+    PG_DAG_HOST_READ = 1,  /* an access from outside that only reads: pg_array_read, a map
+                              for reading, pg_array_device_pointer with PG_ACCESS_IN */
+    PG_DAG_HOST_WRITE = 2, /* an access from outside that writes (pg_array_write, ...) */
+    PG_DAG_COPY = 3        /* a copy the runtime issued: an input brought to a device, a
+                              prefetch, a write-back before an eviction */
+} pg_dag_kind;
+
+/* An array argument of a vertex. */
+typedef struct pg_dag_arg {
+    uint64_t array;   /* pg_array_desc.id */
+    pg_access access; /* for a kernel, the union of the parameters bound to the array */
+} pg_dag_arg;
+
+/* The stream number of a device's copy stream (the prefetch option), after its compute
+ * streams 0..PG_DAG_COPY_STREAM-1. */
+#define PG_DAG_COPY_STREAM 32
+
+typedef struct pg_dag_vertex_info {
+    uint64_t id; /* the computation's id: increasing in submission order, from 1 */
+    pg_dag_kind kind;
+    char name[64]; /* the kernel's name, "host_read", "copy a3 0->host" (array 3, device 0) */
+    int device;    /* where it ran: a device id, or PG_HOST */
+    int stream;    /* stream number on that device; -1 on the host */
+    int nargs;
+    const pg_dag_arg *args; /* nargs entries, owned by the snapshot (valid until pg_dag_free) */
+    /* Nanoseconds since the runtime was created, host clock. start_ns and end_ns are 0 while it
+     * has not run, or when it is not timed (GPUs time work only with the trace option). */
+    uint64_t submit_ns, start_ns, end_ns;
+    /* Copies only (0, PG_HOST, PG_HOST for the other kinds): bytes moved, from where, to where
+     * (a device id or PG_HOST). */
+    uint64_t bytes;
+    int src, dst;
+} pg_dag_vertex_info;
+
 typedef enum pg_dag_format { PG_DAG_DOT = 0, PG_DAG_JSON = 1 } pg_dag_format;
 
-/* Write the DAG of the most recent computations (see PG_DAG_HISTORY in the docs). */
+/* A snapshot of rt's DAG, taken under the runtime's lock (timings of work finished by then are
+ * included). Free it with pg_dag_free. */
+pg_status pg_dag_snapshot(pg_runtime *rt, pg_dag **out);
+void pg_dag_free(pg_dag *dag); /* NULL is fine */
+/* Vertices, oldest first: index 0 .. count - 1. An index past the end is PG_ERROR_ARGUMENT. */
+pg_status pg_dag_vertex_count(const pg_dag *dag, size_t *count);
+pg_status pg_dag_vertex(const pg_dag *dag, size_t index, pg_dag_vertex_info *out);
+/* Edges: `to` depends on `from` (vertex ids; both vertices are in the snapshot), in the order of
+ * their `to` vertex. A copy vertex sits between a producer and a consumer on another device. */
+pg_status pg_dag_edge_count(const pg_dag *dag, size_t *count);
+pg_status pg_dag_edge(const pg_dag *dag, size_t index, uint64_t *from, uint64_t *to);
+/* The snapshot as DOT or JSON text; free it with pg_string_free. JSON: {"vertices": [{"id",
+ * "kind" ("kernel", "host_read", "host_write", "copy"), "name", "device", "stream", "args":
+ * [{"array", "access" ("in", "out", "inout")}], "submit_ns", "start_ns", "end_ns", and for
+ * copies "bytes", "src", "dst"}], "edges": [[from, to]]}. */
+pg_status pg_dag_to_string(const pg_dag *dag, pg_dag_format format, char **out);
+
+/* A snapshot of rt's DAG written to a file, or returned as a string (free it with
+ * pg_string_free). */
 pg_status pg_dag_export(pg_runtime *rt, pg_dag_format format, const char *path);
-/* The same as a string; free it with pg_string_free. */
 pg_status pg_dag_export_string(pg_runtime *rt, pg_dag_format format, char **out);
 void pg_string_free(char *s);
 

@@ -1,5 +1,5 @@
 /* lpg_internal.h: what the Lua binding's files share: userdata layouts, error raising, element
- * conversion, the JSON reader. Built on polygpu.h only. */
+ * conversion, the DAG as tables. Built on polygpu.h only. */
 #ifndef LPG_INTERNAL_H
 #define LPG_INTERNAL_H
 
@@ -78,8 +78,8 @@ void lpg_push_element(lua_State *L, pg_dtype dtype, const void *src);
 void lpg_check_element(lua_State *L, int idx, pg_dtype dtype, void *dst, const char *what,
                        lua_Integer pos);
 
-/* Parse JSON text into Lua values (objects and arrays become tables, null becomes nil) and
- * push the result; raise an error on malformed text. */
-void lpg_json_push(lua_State *L, const char *text);
+/* Push a snapshot of rt's DAG as {vertices = {...}, edges = {{from, to}, ...}} (the JSON
+ * export's fields); raise the error if the snapshot fails. Returns 1. */
+int lpg_push_dag(lua_State *L, pg_runtime *rt);
 
 #endif

@@ -209,17 +209,16 @@ static pg_dag_format check_format(lua_State *L, int idx, pg_dag_format dflt) {
  * the export as a string. */
 static int rt_dag(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
-    int as_table = lua_isnoneornil(L, 2);
+    if (lua_isnoneornil(L, 2))
+        return lpg_push_dag(L, r->rt);
     pg_dag_format fmt = check_format(L, 2, PG_DAG_JSON);
     char *s = NULL;
     pg_status st = pg_dag_export_string(r->rt, fmt, &s);
     if (st != PG_OK)
         return lpg_fail(L, st);
-    /* Copy into Lua first so a parse error cannot leak the C string. */
+    /* Copied into Lua, then freed. */
     lua_pushstring(L, s);
     pg_string_free(s);
-    if (as_table)
-        lpg_json_push(L, lua_tostring(L, -1));
     return 1;
 }
 

@@ -1,7 +1,7 @@
 /* test_cuda.c: the runtime on GPUs (devices=cuda). Without a GPU it checks that asking for one
  * fails with a clear error and says so; PG_TEST_REQUIRE_GPU=1 (the GPU script) makes a missing
  * GPU a failure. */
-#include "dag_json.h"
+#include "dag_view.h"
 #include "kernels_common.h"
 
 #include <stdio.h>

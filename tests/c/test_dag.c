@@ -1,5 +1,5 @@
-/* test_dag.c: dependency inference, asserted on the exported DAG's edges. */
-#include "dag_json.h"
+/* test_dag.c: dependency inference, asserted on the DAG's edges. */
+#include "dag_view.h"
 #include "kernels_common.h"
 
 #define N 1000

@@ -5,7 +5,7 @@
  * threshold on the DGX-1 V100 matrix and on uniform ones; D: a host access or prefetch waits only
  * for the array's writer, not for later work queued on the writer's stream. Always CPU devices
  * (PG_TEST_DEVICES does not apply): the held kernels read the flag through a host pointer. */
-#include "dag_json.h"
+#include "dag_view.h"
 #include "kernels_common.h"
 
 #include <pthread.h>

@@ -112,6 +112,64 @@ return {
         T.truthy(rt:dag("json"):find('"vertices"', 1, true), "JSON export")
     end},
 
+    {"the DAG of a known program, field by field", function()
+        local spec = os.getenv("PG_TEST_DEVICES") or os.getenv("PG_DEVICES") or "host:4"
+        local one = T.runtime {devices = spec:match("^cuda") and "cuda:0" or "host:1",
+            policy = "round-robin"}
+        local w = one:kernel(T.SRC, "fill", "out float *y, float v, int n")
+        local r = one:kernel(T.SRC, "add1")
+        local x, y = one:array("float32", N), one:array("float32", N)
+        w(g, b)(x, 1.0, N) -- k1 writes x
+        r(g, b)(y, x, N) -- k2 reads x: one edge k1 -> k2
+        local d = one:dag()
+        T.eq(#d.vertices, 2, "vertices")
+        local k1, k2 = d.vertices[1], d.vertices[2]
+        T.eq(k1.kind, "kernel", "k1 kind")
+        T.eq(k1.name, "fill", "k1 name")
+        T.eq(k2.name, "add1", "k2 name")
+        T.truthy(math.type(k1.id) == "integer" and k1.id > 0 and k2.id > k1.id, "ids, oldest first")
+        T.eq(k1.device, 0, "k1 device")
+        T.eq(k2.device, 0, "k2 device")
+        T.truthy(k1.stream >= 0 and k2.stream >= 0, "streams")
+        T.eq(#k1.args, 1, "k1 args")
+        T.eq(k1.args[1].array, x:id(), "k1 writes x")
+        T.eq(k1.args[1].access, "out", "out")
+        T.eq(#k2.args, 2, "k2 args")
+        T.eq(k2.args[1].array, y:id(), "k2's first argument")
+        T.eq(k2.args[1].access, "inout", "inout")
+        T.eq(k2.args[2].array, x:id(), "k2's second argument")
+        T.eq(k2.args[2].access, "in", "in")
+        T.truthy(math.type(k1.submit_ns) == "integer" and k1.submit_ns <= k2.submit_ns, "submit")
+        T.eq(k1.bytes, nil, "bytes only on copies")
+        T.eq(#d.edges, 1, "edges")
+        T.eq(d.edges[1][1], k1.id, "edge from k1")
+        T.eq(d.edges[1][2], k2.id, "edge to k2")
+        T.eq(y[1], 2.0, "y[1]") -- a host read, and y's copy to the host
+        local later = one:dag()
+        T.eq(#later.vertices, 4, "vertices after the read")
+        local read, copy = later.vertices[3], later.vertices[4]
+        T.eq(read.kind, "host_read", "read kind")
+        T.eq(read.device, -1, "read on the host")
+        T.eq(read.stream, -1, "no stream on the host")
+        T.eq(read.args[1].array, y:id(), "reads y")
+        T.eq(copy.kind, "copy", "copy kind")
+        T.eq(copy.bytes, 4 * N, "copy bytes")
+        T.eq(copy.src, 0, "from device 0")
+        T.eq(copy.dst, -1, "to the host")
+        local edges = {}
+        for _, e in ipairs(later.edges) do
+            edges[e[1] .. ">" .. e[2]] = true
+        end
+        T.eq(#later.edges, 4, "edges after the read")
+        for _, e in ipairs {{k1, k2}, {k2, read}, {k2, copy}, {copy, read}} do
+            T.truthy(edges[e[1].id .. ">" .. e[2].id], "edge " .. e[1].id .. " -> " .. e[2].id)
+        end
+        T.eq(#d.vertices, 2, "the earlier snapshot is unchanged")
+        one:close()
+        T.eq(#later.vertices, 4, "tables outlive the runtime")
+        T.raises(function() one:dag() end, "closed")
+    end},
+
     {"export_dag writes DOT or JSON by extension", function()
         local base = os.tmpname()
         rt:export_dag(base .. ".dot")

@@ -1,6 +1,5 @@
 """The Runtime class: the C runtime plus the DAG helpers and documentation."""
 
-import json
 import os
 
 from . import _polygpu
@@ -49,15 +48,16 @@ class Runtime(_polygpu.Runtime):
     """
 
     def dag(self):
-        """The DAG of the most recent computations as a dict (parsed from its JSON).
+        """The DAG of the most recent computations as a dict, a snapshot taken now.
 
         ``{"vertices": [{"id", "kind" ("kernel", "host_read", "host_write", "copy"), "name",
         "device" (-1 for the host), "stream", "args": [{"array", "access"}], "submit_ns",
-        "start_ns", "end_ns"}, ...], "edges": [[from_id, to_id], ...]}``. ``args[i]["array"]`` is
-        :attr:`DeviceArray.id`; an edge is an inferred dependency (a copy vertex sits between
-        a producer and a consumer on another device).
+        "start_ns", "end_ns"} (copies also "bytes", "src", "dst"), ...], "edges": [[from_id,
+        to_id], ...]}``, oldest vertex first: the same data and schema as the JSON export.
+        ``args[i]["array"]`` is :attr:`DeviceArray.id`; an edge is an inferred dependency (a
+        copy vertex sits between a producer and a consumer on another device).
         """
-        return json.loads(self._dag_string(_polygpu.DAG_JSON))
+        return self._dag()
 
     def dag_dot(self):
         """The DAG of the most recent computations in Graphviz DOT, as a string."""

@@ -125,6 +125,9 @@ PyObject *pgpy_hostview_new(pgpy_array *a, int writable);
 PyObject *pgpy_array_cuda_interface(pgpy_array *a);
 int pgpy_asarray_cuda(pgpy_runtime *rt, PyObject *obj, PyObject *dtype, PyObject **out);
 
+/* dag.c: a snapshot of the runtime's DAG as {"vertices": [dict], "edges": [[from, to]]}. */
+PyObject *pgpy_dag(pg_runtime *h);
+
 /* kernel.c */
 PyObject *pgpy_kernel_wrap(pgpy_runtime *rt, pg_kernel *h, PyObject *name);
 

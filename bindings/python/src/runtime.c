@@ -376,6 +376,13 @@ static PyObject *runtime_dag_string(PyObject *self, PyObject *arg) {
     return r;
 }
 
+static PyObject *runtime_dag(PyObject *self, PyObject *unused) {
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    return pgpy_dag(rt->h);
+}
+
 static PyObject *runtime_dag_file(PyObject *self, PyObject *args) {
     pgpy_runtime *rt = live(self);
     int fmt;
@@ -477,6 +484,7 @@ static PyMethodDef runtime_methods[] = {
     {"write_trace", runtime_write_trace, METH_O,
      "write_trace(path)\n--\n\nWrite a Chrome-trace JSON timeline (open it in Perfetto): one "
      "track per device\nstream."},
+    {"_dag", runtime_dag, METH_NOARGS, "The DAG as a dict (see polygpu.Runtime.dag)."},
     {"_dag_string", runtime_dag_string, METH_O, "The DAG as text (0: DOT, 1: JSON)."},
     {"_export_dag", runtime_dag_file, METH_VARARGS,
      "_export_dag(format, path): the DAG to a file."},

@@ -1,6 +1,7 @@
 """Dependencies inferred from access modes, seen through rt.dag()."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -123,3 +124,55 @@ def test_export_dag_files(rt, kernels, tmp_path):
     rt.write_trace(tmp_path / "trace.json")
     trace = json.loads((tmp_path / "trace.json").read_text())
     assert any(e.get("name") == "add1" for e in trace["traceEvents"])
+
+
+def one_device():
+    """A devices= value naming one device of the kind PG_DEVICES selects."""
+    return "cuda:0" if os.environ.get("PG_DEVICES", "host:4").startswith("cuda") else "host:1"
+
+
+def test_dag_of_a_known_program_field_by_field():
+    from conftest import SRC
+    with pg.Runtime(devices=one_device(), policy="round-robin") as rt:
+        fill_out = rt.kernel(SRC, "fill", signature="out float *y, float v, int n")
+        add1 = rt.kernel(SRC, "add1")
+        a, b = rt.array("float32", N), rt.array("float32", N)
+        fill_out(G, 256)(a, 1.0, N)  # k1 writes a
+        add1(G, 256)(b, a, N)  # k2 reads a: one edge k1 -> k2
+        dag = rt.dag()
+        k1, k2 = dag["vertices"]
+        assert (k1["kind"], k1["name"], k2["kind"], k2["name"]) == ("kernel", "fill", "kernel",
+                                                                    "add1")
+        assert 0 < k1["id"] < k2["id"]
+        assert k1["device"] == k2["device"] == 0
+        assert k1["stream"] >= 0 and k2["stream"] >= 0
+        assert k1["args"] == [{"array": a.id, "access": "out"}]
+        assert k2["args"] == [{"array": b.id, "access": "inout"}, {"array": a.id, "access": "in"}]
+        assert set(k1) == {"id", "kind", "name", "device", "stream", "args", "submit_ns",
+                           "start_ns", "end_ns"}
+        assert dag["edges"] == [[k1["id"], k2["id"]]]
+        assert b[0] == 2.0  # a host read: the read and b's copy to the host join the DAG
+        later = rt.dag()
+        read, copy = later["vertices"][2:]
+        assert read["kind"] == "host_read" and read["device"] == -1 and read["stream"] == -1
+        assert read["args"] == [{"array": b.id, "access": "in"}]
+        assert copy["kind"] == "copy" and copy["bytes"] == 4 * N
+        assert (copy["src"], copy["dst"]) == (0, -1)
+        assert sorted(later["edges"]) == sorted([[k1["id"], k2["id"]], [k2["id"], read["id"]],
+                                                 [k2["id"], copy["id"]], [copy["id"], read["id"]]])
+        assert len(dag["vertices"]) == 2  # the earlier snapshot is unchanged
+        rt.sync()
+        assert rt.dag() == json.loads(rt._dag_string(pg._polygpu.DAG_JSON))  # one producer
+
+
+def test_dag_is_built_from_the_c_data_not_from_json(rt, kernels, monkeypatch):
+    x, y = arrays(rt, 2)
+    kernels.add1(G, 256)(y, x, N)
+
+    def no_text(*args):
+        raise AssertionError("rt.dag() must not go through the JSON text")
+
+    monkeypatch.setattr(pg.Runtime, "_dag_string", no_text)
+    monkeypatch.setattr(json, "loads", no_text)
+    (k,) = kernel_vertices(rt.dag(), "add1")
+    assert k["args"] == [{"array": y.id, "access": "inout"}, {"array": x.id, "access": "in"}]

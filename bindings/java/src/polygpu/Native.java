@@ -59,6 +59,12 @@ final class Native {
     /** {long[] (id, kind, memory, major, minor, multiprocessors) per device, String[] names}. */
     static native Object[] runtimeDevices(long rt);
 
+    /**
+     * {long[] 11 per vertex (id, kind, device, stream, nargs, submit, start, end, bytes, src,
+     * dst), String[] names, long[] (array, access) per argument, long[] (from, to) per edge}.
+     */
+    static native Object[] dagSnapshot(long rt);
+
     static native String dagString(long rt, int format);
 
     static native void dagExport(long rt, int format, byte[] path);

@@ -544,9 +544,28 @@ public final class Runtime implements AutoCloseable {
     }
 
     /**
-     * The DAG of the most recent computations as JSON: {@code {"vertices": [{"id", "kind",
-     * "name", "device", "stream", "args", "start_ns", "end_ns"}...], "edges": [[parent, child]
-     * ...]}}.
+     * A snapshot of the DAG of the most recent computations, as objects: its vertices (kernel
+     * launches, host accesses, copies, each with its device, stream, arrays and timing) and
+     * the dependencies between them.
+     *
+     * @return the snapshot: later work does not change it, and it outlives {@link #close()}
+     */
+    public Dag dagSnapshot() {
+        Object[] raw;
+        long h = enter();
+        try {
+            raw = Native.dagSnapshot(h);
+        } finally {
+            exit();
+        }
+        return Dag.fromNative(raw);
+    }
+
+    /**
+     * The DAG of the most recent computations as JSON text (the export format; see
+     * {@link #dagSnapshot()} for objects): {@code {"vertices": [{"id", "kind", "name",
+     * "device", "stream", "args", "submit_ns", "start_ns", "end_ns"}...], "edges": [[parent,
+     * child] ...]}}.
      *
      * @return the JSON text
      */

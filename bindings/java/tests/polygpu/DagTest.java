@@ -156,6 +156,91 @@ class DagTest {
         assertTrue(json.contains("{\"array\":" + b.id() + ",\"access\":\"inout\"}"), json);
     }
 
+    /** A runtime on one device of the kind PG_DEVICES selects. */
+    static Runtime oneDevice() {
+        String spec = System.getenv().getOrDefault("PG_DEVICES", "host:4");
+        return new Runtime(new Runtime.Options().devices(spec.startsWith("cuda") ? "cuda:0"
+                : "host:1").policy("round-robin"));
+    }
+
+    @Test
+    void snapshotOfAKnownProgramFieldByField() {
+        polygpu.Dag first, later;
+        DeviceArray x, y;
+        try (Runtime one = oneDevice()) {
+            Kernel w = one.kernel(SRC, "fill", FILL_OUT), r = one.kernel(SRC, "add1");
+            x = one.array(DType.FLOAT32, N);
+            y = one.array(DType.FLOAT32, N);
+            w.launch(GRID, BLOCK, x, 1.0f, N); /* k1 writes x */
+            r.launch(GRID, BLOCK, y, x, N); /* k2 reads x: one edge k1 -> k2 */
+            first = one.dagSnapshot();
+            assertEquals(2.0f, y.getFloat(0)); /* a host read, and y's copy to the host */
+            later = one.dagSnapshot();
+            long xid = x.id(), yid = y.id();
+            assertEquals(2, first.vertices().size());
+            polygpu.Dag.Vertex k1 = first.vertices().get(0), k2 = first.vertices().get(1);
+            assertEquals(polygpu.Dag.Kind.KERNEL, k1.kind());
+            assertEquals("fill", k1.name());
+            assertEquals("add1", k2.name());
+            assertTrue(k1.id() > 0 && k2.id() > k1.id(), "oldest first");
+            assertEquals(0, k1.device());
+            assertEquals(0, k2.device());
+            assertTrue(k1.stream() >= 0 && k2.stream() >= 0);
+            assertEquals(List.of(new polygpu.Dag.Arg(xid, Access.OUT)), k1.args());
+            assertEquals(List.of(new polygpu.Dag.Arg(yid, Access.INOUT),
+                    new polygpu.Dag.Arg(xid, Access.IN)), k2.args());
+            assertTrue(k1.submitNs() <= k2.submitNs());
+            assertEquals(0, k1.bytes());
+            assertEquals(List.of(new polygpu.Dag.Edge(k1.id(), k2.id())), first.edges());
+            assertEquals(k2, first.vertex(k2.id()).orElseThrow());
+
+            assertEquals(4, later.vertices().size());
+            polygpu.Dag.Vertex read = later.vertices().get(2), copy = later.vertices().get(3);
+            assertEquals(polygpu.Dag.Kind.HOST_READ, read.kind());
+            assertEquals(-1, read.device());
+            assertEquals(-1, read.stream());
+            assertEquals(List.of(new polygpu.Dag.Arg(yid, Access.IN)), read.args());
+            assertEquals(polygpu.Dag.Kind.COPY, copy.kind());
+            assertEquals(4L * N, copy.bytes());
+            assertEquals(0, copy.src());
+            assertEquals(-1, copy.dst());
+            assertEquals(java.util.Set.of(new polygpu.Dag.Edge(k1.id(), k2.id()),
+                    new polygpu.Dag.Edge(k2.id(), read.id()),
+                    new polygpu.Dag.Edge(k2.id(), copy.id()),
+                    new polygpu.Dag.Edge(copy.id(), read.id())),
+                    new java.util.HashSet<>(later.edges()));
+            assertEquals(4, later.edges().size());
+            assertEquals(2, first.vertices().size(), "the earlier snapshot is unchanged");
+            /* The JSON export holds the same vertices and edges. */
+            one.sync();
+            polygpu.Dag now = one.dagSnapshot();
+            Dag json = Dag.parse(one.dag());
+            assertEquals(now.vertices().size(), json.vertices.size());
+            for (int i = 0; i < json.vertices.size(); i++) {
+                polygpu.Dag.Vertex v = now.vertices().get(i);
+                assertEquals(new TestSupport.Vertex(v.id(),
+                        v.kind().name().toLowerCase(java.util.Locale.ROOT), v.name(), v.device(),
+                        v.stream()), json.vertices.get(i));
+            }
+            assertEquals(now.edges().size(), json.edges.size());
+            for (int i = 0; i < json.edges.size(); i++)
+                assertEquals(now.edges().get(i),
+                        new polygpu.Dag.Edge(json.edges.get(i)[0], json.edges.get(i)[1]));
+        }
+        /* Snapshots outlive the runtime. */
+        assertEquals(4, later.vertices().size());
+        assertEquals("add1", later.vertices().get(1).name());
+        assertTrue(later.vertex(-5).isEmpty());
+    }
+
+    @Test
+    void snapshotOfAClosedRuntimeIsRefused() {
+        Runtime one = oneDevice();
+        one.close();
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                one::dagSnapshot);
+    }
+
     @Test
     void exportsDotJsonAndTrace(@TempDir Path dir) throws Exception {
         fillOut.launch(GRID, BLOCK, a, 1.0f, N);

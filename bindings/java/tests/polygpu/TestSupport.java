@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Kernels, runtimes and a minimal reader of the runtime's DAG JSON, shared by the tests. */
+/** Kernels, runtimes and a view of the runtime's DAG (snapshot or JSON), shared by the tests. */
 final class TestSupport {
     private TestSupport() {
     }
@@ -47,15 +47,24 @@ final class TestSupport {
     record Vertex(long id, String kind, String name, int device, int stream) {
     }
 
-    /** The runtime's DAG export, read with indexOf: our own fixed schema, one vertex per line. */
+    /** The runtime's DAG, from its snapshot or read back from the JSON export. */
     static final class Dag {
         final List<Vertex> vertices = new ArrayList<>();
         final List<long[]> edges = new ArrayList<>();
 
         static Dag of(Runtime rt) {
-            return parse(rt.dag());
+            polygpu.Dag s = rt.dagSnapshot();
+            Dag d = new Dag();
+            for (polygpu.Dag.Vertex v : s.vertices()) {
+                String kind = v.kind().name().toLowerCase(java.util.Locale.ROOT);
+                d.vertices.add(new Vertex(v.id(), kind, v.name(), v.device(), v.stream()));
+            }
+            for (polygpu.Dag.Edge e : s.edges())
+                d.edges.add(new long[] {e.from(), e.to()});
+            return d;
         }
 
+        /** The JSON export read with indexOf: our own fixed schema, one vertex per line. */
         static Dag parse(String json) {
             Dag d = new Dag();
             int edgesAt = json.indexOf("\"edges\":[");

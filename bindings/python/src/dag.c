@@ -1,0 +1,110 @@
+/* dag.c: a DAG snapshot (pg_dag) as the Python values rt.dag() returns: a dict of vertex dicts
+ * and [from, to] edge lists, the JSON export's schema. */
+#include "pgpy.h"
+
+#include <string.h>
+
+static const char *kind_name(pg_dag_kind k) {
+    switch (k) {
+    case PG_DAG_KERNEL:
+        return "kernel";
+    case PG_DAG_HOST_READ:
+        return "host_read";
+    case PG_DAG_HOST_WRITE:
+        return "host_write";
+    case PG_DAG_COPY:
+        return "copy";
+    }
+    return "?";
+}
+
+static const char *access_name(pg_access a) {
+    return a == PG_ACCESS_IN ? "in" : a == PG_ACCESS_OUT ? "out" : "inout";
+}
+
+static PyObject *vertex_dict(const pg_dag_vertex_info *v) {
+    PyObject *args = PyList_New(v->nargs);
+    for (int i = 0; args && i < v->nargs; i++) {
+        PyObject *a = Py_BuildValue("{s:K,s:s}", "array", (unsigned long long)v->args[i].array,
+                                    "access", access_name(v->args[i].access));
+        if (!a)
+            Py_CLEAR(args);
+        else
+            PyList_SET_ITEM(args, i, a);
+    }
+    PyObject *name = PyUnicode_DecodeUTF8(v->name, (Py_ssize_t)strlen(v->name), "replace");
+    if (!args || !name) {
+        Py_XDECREF(args);
+        Py_XDECREF(name);
+        return NULL;
+    }
+    PyObject *d = Py_BuildValue(
+        "{s:K,s:s,s:N,s:i,s:i,s:N,s:K,s:K,s:K}", "id", (unsigned long long)v->id, "kind",
+        kind_name(v->kind), "name", name, "device", v->device, "stream", v->stream, "args", args,
+        "submit_ns", (unsigned long long)v->submit_ns, "start_ns", (unsigned long long)v->start_ns,
+        "end_ns", (unsigned long long)v->end_ns);
+    if (d && v->kind == PG_DAG_COPY) {
+        PyObject *c = Py_BuildValue("{s:K,s:i,s:i}", "bytes", (unsigned long long)v->bytes, "src",
+                                    v->src, "dst", v->dst);
+        if (!c || PyDict_Update(d, c) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(c);
+    }
+    return d;
+}
+
+/* The snapshot as {"vertices": [...], "edges": [[from, to], ...]}. */
+static PyObject *dag_to_py(const pg_dag *g) {
+    size_t nv = 0, ne = 0;
+    pg_status st = pg_dag_vertex_count(g, &nv);
+    if (!st)
+        st = pg_dag_edge_count(g, &ne);
+    if (st)
+        return pgpy_raise(st);
+    PyObject *vertices = PyList_New((Py_ssize_t)nv), *edges = PyList_New((Py_ssize_t)ne);
+    for (size_t i = 0; vertices && edges && i < nv; i++) {
+        pg_dag_vertex_info v;
+        if ((st = pg_dag_vertex(g, i, &v))) {
+            pgpy_raise(st);
+            Py_CLEAR(vertices);
+            break;
+        }
+        PyObject *d = vertex_dict(&v);
+        if (!d)
+            Py_CLEAR(vertices);
+        else
+            PyList_SET_ITEM(vertices, (Py_ssize_t)i, d);
+    }
+    for (size_t i = 0; vertices && edges && i < ne; i++) {
+        uint64_t from, to;
+        if ((st = pg_dag_edge(g, i, &from, &to))) {
+            pgpy_raise(st);
+            Py_CLEAR(edges);
+            break;
+        }
+        PyObject *e = Py_BuildValue("[KK]", (unsigned long long)from, (unsigned long long)to);
+        if (!e)
+            Py_CLEAR(edges);
+        else
+            PyList_SET_ITEM(edges, (Py_ssize_t)i, e);
+    }
+    if (!vertices || !edges) {
+        Py_XDECREF(vertices);
+        Py_XDECREF(edges);
+        return NULL;
+    }
+    return Py_BuildValue("{s:N,s:N}", "vertices", vertices, "edges", edges);
+}
+
+PyObject *pgpy_dag(pg_runtime *h) {
+    pg_dag *g = NULL;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_dag_snapshot(h, &g);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *r = dag_to_py(g);
+    pg_dag_free(g);
+    return r;
+}

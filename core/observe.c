@@ -1,0 +1,179 @@
+/* observe.c: the public doors to what the runtime recorded: DAG snapshots and their accessors,
+ * the DAG export and the trace. dag/ makes the snapshot and writes it out; the runtime's part is
+ * the lock and folding in what has finished. */
+#include "core/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Lock held: a snapshot with the timings of what has finished by now. */
+static pg_status snapshot_locked(pg__runtime *rt, pg_dag **out) {
+    pg__exec_sweep(rt, 1 << 30);
+    return pg__dag_snapshot(rt, out);
+}
+
+static pg_status snapshot(pg_runtime *h, const char *fn, pg_dag **out) {
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt))
+        return PG_ERROR_STATE;
+    pg_status st = snapshot_locked(rt, out);
+    pg__leave(rt);
+    return st;
+}
+
+pg_status pg_dag_snapshot(pg_runtime *h, pg_dag **out) {
+    pg__error_clear();
+    if (!out)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_snapshot: out must not be NULL");
+    return snapshot(h, "pg_dag_snapshot", out);
+}
+
+void pg_dag_free(pg_dag *dag) {
+    free(dag); /* one block (dag/snapshot.c) */
+}
+
+pg_status pg_dag_vertex_count(const pg_dag *dag, size_t *count) {
+    pg__error_clear();
+    if (!dag || !count)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_vertex_count: %s must not be NULL",
+                         dag ? "count" : "dag");
+    *count = dag->nvertices;
+    return PG_OK;
+}
+
+pg_status pg_dag_vertex(const pg_dag *dag, size_t index, pg_dag_vertex_info *out) {
+    pg__error_clear();
+    if (!dag || !out)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_vertex: %s must not be NULL",
+                         dag ? "out" : "dag");
+    if (index >= dag->nvertices)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_dag_vertex: index %zu is out of range: the snapshot has %zu "
+                         "vertices (pg_dag_vertex_count)",
+                         index, dag->nvertices);
+    *out = dag->vertices[index];
+    return PG_OK;
+}
+
+pg_status pg_dag_edge_count(const pg_dag *dag, size_t *count) {
+    pg__error_clear();
+    if (!dag || !count)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_edge_count: %s must not be NULL",
+                         dag ? "count" : "dag");
+    *count = dag->nedges;
+    return PG_OK;
+}
+
+pg_status pg_dag_edge(const pg_dag *dag, size_t index, uint64_t *from, uint64_t *to) {
+    pg__error_clear();
+    if (!dag || !from || !to)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_edge: %s must not be NULL",
+                         !dag    ? "dag"
+                         : !from ? "from"
+                                 : "to");
+    if (index >= dag->nedges)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_dag_edge: index %zu is out of range: the snapshot has %zu edges "
+                         "(pg_dag_edge_count)",
+                         index, dag->nedges);
+    *from = dag->edges[index][0];
+    *to = dag->edges[index][1];
+    return PG_OK;
+}
+
+static pg_status check_format(const char *fn, pg_dag_format format) {
+    if (format != PG_DAG_DOT && format != PG_DAG_JSON)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "%s: unknown DAG format %d: use PG_DAG_DOT or PG_DAG_JSON", fn,
+                         (int)format);
+    return PG_OK;
+}
+
+static pg_status to_string(const pg_dag *dag, pg_dag_format format, char **out) {
+    return format == PG_DAG_JSON ? pg__dag_to_json(dag, out) : pg__dag_to_dot(dag, out);
+}
+
+pg_status pg_dag_to_string(const pg_dag *dag, pg_dag_format format, char **out) {
+    pg__error_clear();
+    if (!dag || !out)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_to_string: %s must not be NULL",
+                         dag ? "out" : "dag");
+    pg_status st = check_format("pg_dag_to_string", format);
+    return st ? st : to_string(dag, format, out);
+}
+
+pg_status pg_dag_export_string(pg_runtime *h, pg_dag_format format, char **out) {
+    pg__error_clear();
+    if (!out)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_export_string: out must not be NULL");
+    pg_status st = check_format("pg_dag_export_string", format);
+    pg_dag *dag = NULL;
+    if (!st)
+        st = snapshot(h, "pg_dag_export_string", &dag);
+    if (!st)
+        st = to_string(dag, format, out); /* outside the lock */
+    pg_dag_free(dag);
+    return st;
+}
+
+static pg_status write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return pg__error(PG_ERROR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
+    size_t n = strlen(text);
+    int ok = fwrite(text, 1, n, f) == n;
+    ok = (fclose(f) == 0) && ok;
+    return ok ? PG_OK : pg__error(PG_ERROR_IO, "writing '%s' failed (disk full?)", path);
+}
+
+pg_status pg_dag_export(pg_runtime *h, pg_dag_format format, const char *path) {
+    pg__error_clear();
+    if (!path)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_export: path must not be NULL");
+    char *s;
+    pg_status st = check_format("pg_dag_export", format);
+    pg_dag *dag = NULL;
+    if (!st)
+        st = snapshot(h, "pg_dag_export", &dag);
+    if (!st && !(st = to_string(dag, format, &s))) {
+        st = write_file(path, s);
+        free(s);
+    }
+    pg_dag_free(dag);
+    return st;
+}
+
+static pg_status write_trace(pg_dag *dag, const char *path) {
+    char *s;
+    pg_status st = pg__trace_to_json(dag, &s);
+    if (!st) {
+        st = write_file(path, s);
+        free(s);
+    }
+    return st;
+}
+
+pg_status pg__trace_write_file(pg__runtime *rt, const char *path) {
+    pg_dag *dag = NULL;
+    pthread_mutex_lock(&rt->mu);
+    pg_status st = snapshot_locked(rt, &dag);
+    pthread_mutex_unlock(&rt->mu);
+    if (!st)
+        st = write_trace(dag, path);
+    pg_dag_free(dag);
+    return st;
+}
+
+pg_status pg_trace_write(pg_runtime *h, const char *path) {
+    pg__error_clear();
+    if (!path)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_trace_write: path must not be NULL");
+    pg_dag *dag = NULL;
+    pg_status st = snapshot(h, "pg_trace_write", &dag);
+    if (!st)
+        st = write_trace(dag, path);
+    pg_dag_free(dag);
+    return st;
+}
