@@ -3,6 +3,7 @@
 #ifndef PG_INTERNAL_H
 #define PG_INTERNAL_H
 
+#include "base/buf.h"
 #include "core/error.h"
 #include "dag/history.h"
 #include "devices/backend.h"
@@ -474,15 +475,6 @@ pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream
 
 /* ---- logging */
 void pg__log(pg__runtime *rt, int level, const char *fmt, ...) PG__PRINTF(3, 4);
-
-/* ---- a growable string for the exporters */
-typedef struct pg__buf {
-    char *data;
-    size_t len, cap;
-    int failed;
-} pg__buf;
-void pg__buf_printf(pg__buf *b, const char *fmt, ...) PG__PRINTF(2, 3);
-void pg__buf_json_string(pg__buf *b, const char *s);
 
 uint64_t pg__now_ns(void);
 

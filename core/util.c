@@ -1,4 +1,4 @@
-/* util.c: small shared helpers — a growable string, JSON escaping, clocks, logging. */
+/* util.c: small shared helpers of core — the clock, logging, freeing a returned string. */
 #include "core/internal.h"
 
 #include <stdarg.h>
@@ -6,50 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-void pg__buf_printf(pg__buf *b, const char *fmt, ...) {
-    if (b->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->data ? b->data + b->len : NULL, b->data ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = 1;
-            return;
-        }
-        if (b->data && (size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *d = realloc(b->data, cap);
-        if (!d) {
-            b->failed = 1;
-            return;
-        }
-        b->data = d;
-        b->cap = cap;
-    }
-}
-
-void pg__buf_json_string(pg__buf *b, const char *s) {
-    pg__buf_printf(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            pg__buf_printf(b, "\\%c", c);
-        else if (c < 0x20)
-            pg__buf_printf(b, "\\u%04x", c);
-        else
-            pg__buf_printf(b, "%c", c);
-    }
-    pg__buf_printf(b, "\"");
-}
 
 uint64_t pg__now_ns(void) {
     struct timespec ts;

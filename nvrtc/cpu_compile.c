@@ -1,6 +1,7 @@
 /* cpu_compile.c: CUDA kernel source built for CPU devices: checks, the host compiler found and run,
  * the generated entry point, the on-disk cache, dlopen. */
 #include "nvrtc/cpu_compile.h"
+#include "base/buf.h"
 #include "core/error.h"
 #include "nvrtc/cpu_features.h"
 #include "nvrtc/cpu_rewrite.h"
@@ -41,44 +42,6 @@ static const char *const base_flags[] = {
 #define LOG_LIMIT (1u << 20) /* compiler output kept; the rest is drained and dropped */
 
 /* ------------------------------------------------------------------ small helpers */
-
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    int failed;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...) PG__PRINTF(2, 3);
-
-static void sb_add(sbuf *b, const char *fmt, ...) {
-    if (b->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = 1;
-            return;
-        }
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 8192;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->failed = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
 
 /* A NULL-terminated list of malloc'ed strings. */
 typedef struct strv {
@@ -368,8 +331,8 @@ static int run_capture(char *const argv[], char **log, int *code) {
         errno = e;
         return -1;
     }
-    sbuf b = {0};
-    sb_add(&b, "%s", "");
+    pg__buf b = {0};
+    pg__buf_printf(&b, "%s", "");
     char chunk[4096];
     for (;;) {
         ssize_t r = read(fds[0], chunk, sizeof chunk);
@@ -378,7 +341,7 @@ static int run_capture(char *const argv[], char **log, int *code) {
         if (r <= 0)
             break;
         if (b.len < LOG_LIMIT)
-            sb_add(&b, "%.*s", (int)r, chunk);
+            pg__buf_printf(&b, "%.*s", (int)r, chunk);
     }
     close(fds[0]);
     int ws = 0;
@@ -388,10 +351,10 @@ static int run_capture(char *const argv[], char **log, int *code) {
     /* ECHILD: the host program reaps children itself (SIGCHLD ignored); the output decides. */
     *code = w < 0 ? 0 : WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
     if (b.failed) {
-        free(b.s);
-        b.s = NULL;
+        free(b.data);
+        b.data = NULL;
     }
-    *log = b.s;
+    *log = b.data;
     return 0;
 }
 
@@ -450,36 +413,36 @@ static pg_status compiler_version(const char *cxx, char **out) {
  * cooperatively (nvrtc/cpu_features.c). */
 static char *translation_unit(const pg__kernel_src *src, const char *source, int blocks,
                               uint64_t key_check) {
-    sbuf b = {0};
-    sb_add(&b, "%s%s", pg__cpu_prelude, pg__cpu_prelude_block);
+    pg__buf b = {0};
+    pg__buf_printf(&b, "%s%s", pg__cpu_prelude, pg__cpu_prelude_block);
     /* Defined only when used: libstdc++ headers spell __attribute__((__noinline__)). */
     if (strstr(source, "__noinline__"))
-        sb_add(&b, "#define __noinline__ __attribute__((noinline))\n");
-    sb_add(&b, "#line 1 \"kernel.cu\"\n%s\n", source);
-    sb_add(&b, "#line 1 \"polygpu-entry.cpp\"\n");
-    sb_add(&b,
-           "extern \"C\" __attribute__((visibility(\"default\"))) const unsigned long long "
-           "pg_key_check = 0x%016llxull;\n",
-           (unsigned long long)key_check);
-    sb_add(&b, "extern \"C\" __attribute__((visibility(\"default\"))) void pg_entry(const "
-               "pg__cpu_launch *l, uint64_t begin, uint64_t end, void **params) {\n");
+        pg__buf_printf(&b, "#define __noinline__ __attribute__((noinline))\n");
+    pg__buf_printf(&b, "#line 1 \"kernel.cu\"\n%s\n", source);
+    pg__buf_printf(&b, "#line 1 \"polygpu-entry.cpp\"\n");
+    pg__buf_printf(&b,
+                   "extern \"C\" __attribute__((visibility(\"default\"))) const unsigned long long "
+                   "pg_key_check = 0x%016llxull;\n",
+                   (unsigned long long)key_check);
+    pg__buf_printf(&b, "extern \"C\" __attribute__((visibility(\"default\"))) void pg_entry(const "
+                       "pg__cpu_launch *l, uint64_t begin, uint64_t end, void **params) {\n");
     for (int i = 0; i < src->nparams; i++) {
         const char *t = src->params[i].type;
         if (strcmp(t, "bool") == 0) /* any nonzero byte is true; a bool must hold 0 or 1 */
-            sb_add(&b, "    bool p%d = *(const unsigned char *)params[%d] != 0;\n", i, i);
+            pg__buf_printf(&b, "    bool p%d = *(const unsigned char *)params[%d] != 0;\n", i, i);
         else
-            sb_add(&b, "    %s p%d = *(%s *)params[%d];\n", t, i, t, i);
+            pg__buf_printf(&b, "    %s p%d = *(%s *)params[%d];\n", t, i, t, i);
     }
-    sb_add(&b, "    %s(l, begin, end, [&]() { %s(", blocks ? "pg__cpu_run_blocks" : "pg__cpu_run",
-           src->name);
+    pg__buf_printf(&b, "    %s(l, begin, end, [&]() { %s(",
+                   blocks ? "pg__cpu_run_blocks" : "pg__cpu_run", src->name);
     for (int i = 0; i < src->nparams; i++)
-        sb_add(&b, "%sp%d", i ? ", " : "", i);
-    sb_add(&b, "); });\n}\n");
+        pg__buf_printf(&b, "%sp%d", i ? ", " : "", i);
+    pg__buf_printf(&b, "); });\n}\n");
     if (b.failed) {
-        free(b.s);
+        free(b.data);
         return NULL;
     }
-    return b.s;
+    return b.data;
 }
 
 static int write_file(const char *path, const char *text) {
