@@ -6,6 +6,7 @@
 #include "base/buf.h"
 #include "core/error.h"
 #include "dag/history.h"
+#include "dag/record.h"
 #include "devices/backend.h"
 #include "devices/interconnect.h"
 #include "policies/registry.h"
@@ -15,7 +16,6 @@
 #include <stdint.h>
 
 #define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
-#define PG__DAG_HISTORY PG_DAG_HISTORY /* computations kept for DAG export and the trace */
 
 typedef struct pg__runtime pg__runtime;
 typedef struct pg__array pg__array;
@@ -221,23 +221,6 @@ typedef enum {
     PG__PARENT_MULTIGPU_EARLY_DISJOINT
 } pg__parent_stream_policy;
 
-/* The most recent computations, for export (dag/record.c). */
-typedef struct pg__record {
-    uint64_t id; /* 0 = empty slot */
-    pg__comp_kind kind;
-    char name[64];
-    int device, stream;
-    int nargs;
-    uint64_t *arg_ids;
-    pg_access *arg_access;
-    int nparents;
-    uint64_t *parent_ids;
-    uint64_t start_ns, end_ns; /* 0 when not timed (GPUs without the trace option) */
-    uint64_t submit_ns;        /* when the script submitted it, host clock */
-    uint64_t bytes;            /* copies */
-    int src, dst;              /* copies: locations */
-} pg__record;
-
 typedef struct pg__options_resolved {
     char devices[128];
     char policy[64];
@@ -282,7 +265,7 @@ struct pg__runtime {
     uint64_t failures;   /* faults seen since the last pg_runtime_sync */
     char *first_failure; /* the first of them, owned */
     pg_stats stats;
-    pg__record *records; /* ring of PG__DAG_HISTORY */
+    pg__record *records; /* ring of PG_DAG_HISTORY (dag/record.h) */
     int timing;          /* ask the backend for timing */
     uint64_t epoch_ns;   /* pg__now_ns() when the backend opened: host-side trace times */
     /* live handles, freed by pg_runtime_free */
@@ -436,34 +419,14 @@ pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__
 /* Record c in each array's history (after c was accepted). */
 pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c);
 void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array freed) */
-/* ---- the record of recent computations (dag/record.c) and its export (dag/export.c) */
+/* ---- what core tells the record of recent computations (core/observe.c, over dag/record.h) */
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name);
 void pg__dag_record_device(pg__runtime *rt, pg__comp *c); /* device/stream chosen */
 void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent);
 void pg__dag_record_timing(pg__runtime *rt, pg__comp *c);
-void pg__dag_records_free(pg__runtime *rt);
 
-/* A snapshot of the records (the public pg_dag): made by dag/snapshot.c, read through core's
- * public accessors, written out by dag/export.c. One block of memory, owned by the caller. */
-typedef struct pg__dag_track {
-    char name[128];  /* the device's name */
-    int nstreams;    /* compute streams made so far */
-    int copy_stream; /* it has a copy stream (PG_DAG_COPY_STREAM) */
-} pg__dag_track;
-
-struct pg_dag {
-    size_t nvertices, nedges;
-    pg_dag_vertex_info *vertices; /* oldest first; their args point into args */
-    pg_dag_arg *args;
-    uint64_t (*edges)[2]; /* [from, to] */
-    int ndev;             /* the devices' tracks, for the trace */
-    pg__dag_track dev[PG_MAX_DEVICES];
-};
 /* Copy the records into a new snapshot; lock held. */
 pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out);
-pg_status pg__dag_to_json(const pg_dag *dag, char **out);
-pg_status pg__dag_to_dot(const pg_dag *dag, char **out);
-pg_status pg__trace_to_json(const pg_dag *dag, char **out); /* Chrome trace */
 /* Snapshot (lock not held on entry) and write the trace: pg_trace_write, and at close. */
 pg_status pg__trace_write_file(pg__runtime *rt, const char *path);
 

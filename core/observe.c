@@ -1,12 +1,81 @@
-/* observe.c: the public doors to what the runtime recorded: DAG snapshots and their accessors,
- * the DAG export and the trace. dag/ makes the snapshot and writes it out; the runtime's part is
- * the lock and folding in what has finished. */
+/* observe.c: what core tells the record of recent computations (dag/record.h), and the public
+ * doors to it: DAG snapshots and their accessors, the DAG export and the trace. dag/ keeps the
+ * records, makes the snapshot and writes it out; core's part is describing its computations,
+ * the lock, and folding in what has finished. */
 #include "core/internal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static pg_dag_kind kind_of(pg__comp_kind k) {
+    switch (k) {
+    case PG__KERNEL:
+        return PG_DAG_KERNEL;
+    case PG__HOST_READ:
+        return PG_DAG_HOST_READ;
+    case PG__HOST_WRITE:
+        return PG_DAG_HOST_WRITE;
+    case PG__COPY:
+        break;
+    }
+    return PG_DAG_COPY;
+}
+
+pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
+    uint64_t ids[PG__MAX_PARAMS], parents_in[PG__INLINE], *parents = parents_in;
+    pg_access acc[PG__MAX_PARAMS];
+    if (c->nparents > PG__INLINE && !(parents = malloc((size_t)c->nparents * sizeof *parents)))
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int i = 0; i < c->nargs; i++) {
+        ids[i] = c->args[i].array->id;
+        acc[i] = c->args[i].access;
+    }
+    for (int i = 0; i < c->nparents; i++)
+        parents[i] = c->parents[i]->id;
+    pg__record_new n = {c->id,    kind_of(c->kind),
+                        name,     pg__now_ns() - rt->epoch_ns,
+                        c->nargs, ids,
+                        acc,      c->nparents,
+                        parents,  0,
+                        PG_HOST,  PG_HOST};
+    if (c->kind == PG__COPY) {
+        n.bytes = c->copy_bytes;
+        n.src = c->copy_src - 1; /* locations to device ids */
+        n.dst = c->copy_dst - 1;
+    }
+    pg_status st = pg__records_add(rt->records, &n);
+    if (parents != parents_in)
+        free(parents);
+    return st;
+}
+
+void pg__dag_record_device(pg__runtime *rt, pg__comp *c) {
+    pg__records_place(rt->records, c->id, c->device,
+                      !c->stream        ? -1
+                      : c->stream->copy ? PG_DAG_COPY_STREAM
+                                        : c->stream->index);
+}
+
+void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent) {
+    pg__records_add_parent(rt->records, c->id, parent);
+}
+
+void pg__dag_record_timing(pg__runtime *rt, pg__comp *c) {
+    pg__records_timing(rt->records, c->id, c->timing.start_ns, c->timing.end_ns);
+}
+
+pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
+    pg__dag_track tracks[PG_MAX_DEVICES];
+    memset(tracks, 0, sizeof tracks);
+    for (int d = 0; d < rt->ndev; d++) {
+        snprintf(tracks[d].name, sizeof tracks[d].name, "%s", rt->dev[d].info.name);
+        tracks[d].nstreams = rt->dev[d].nstreams;
+        tracks[d].copy_stream = rt->dev[d].copy_stream != NULL;
+    }
+    return pg__records_snapshot(rt->records, rt->next_comp_id, tracks, rt->ndev, out);
+}
 
 /* Lock held: a snapshot with the timings of what has finished by now. */
 static pg_status snapshot_locked(pg__runtime *rt, pg_dag **out) {
@@ -15,8 +84,8 @@ static pg_status snapshot_locked(pg__runtime *rt, pg_dag **out) {
 }
 
 static pg_status snapshot(pg_runtime *h, const char *fn, pg_dag **out) {
-    pg__runtime *rt;
-    if (!pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt))
+    pg__runtime *rt = pg__enter_runtime(h, fn);
+    if (!rt)
         return PG_ERROR_STATE;
     pg_status st = snapshot_locked(rt, out);
     pg__leave(rt);

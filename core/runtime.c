@@ -31,7 +31,7 @@ static void destroy(pg__runtime *rt) {
         pg__streams_free(rt);
         rt->ops->close(rt->b);
     }
-    pg__dag_records_free(rt);
+    pg__records_free(rt->records);
     pg__comp_pool_free(rt);
     free(rt->first_failure);
     for (int d = 0; d < PG_MAX_DEVICES; d++)
@@ -70,7 +70,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__links_init(rt);
     if (!st)
         st = pg__policy_open(rt->opt.policy, rt->ndev, &rt->policy);
-    if (!st && !(rt->records = calloc(PG__DAG_HISTORY, sizeof *rt->records)))
+    if (!st && !(rt->records = pg__records_new()))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!st && !(rt->handle = pg__handle_new(PG__H_RUNTIME, rt, rt)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");

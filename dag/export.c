@@ -1,5 +1,8 @@
 /* export.c: a DAG snapshot written out: JSON (stable schema), Graphviz DOT, Chrome trace. */
-#include "core/internal.h"
+#include "dag/record.h"
+
+#include "base/buf.h"
+#include "core/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,12 +1,13 @@
-/* record.c: the most recent PG__DAG_HISTORY computations as plain records (a ring indexed by
- * id), kept after the computations themselves are freed, for the DAG export and the trace. */
-#include "core/internal.h"
+/* record.c: the ring of the most recent computations' records (record.h). */
+#include "dag/record.h"
+
+#include "core/error.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static pg__record *slot_of(pg__runtime *rt, uint64_t id) {
-    pg__record *r = &rt->records[id % PG__DAG_HISTORY];
+static pg__record *slot_of(pg__record *ring, uint64_t id) {
+    pg__record *r = &ring[id % PG_DAG_HISTORY];
     return r->id == id ? r : NULL;
 }
 
@@ -17,52 +18,63 @@ static void clear(pg__record *r) {
     memset(r, 0, sizeof *r);
 }
 
-pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
-    uint64_t *ids = malloc(((size_t)c->nargs + 1) * sizeof *ids);
-    pg_access *acc = malloc(((size_t)c->nargs + 1) * sizeof *acc);
-    uint64_t *parents = malloc(((size_t)c->nparents + 1) * sizeof *parents);
+pg__record *pg__records_new(void) {
+    return calloc(PG_DAG_HISTORY, sizeof(pg__record));
+}
+
+void pg__records_free(pg__record *ring) {
+    if (!ring)
+        return;
+    for (int i = 0; i < PG_DAG_HISTORY; i++)
+        clear(&ring[i]);
+    free(ring);
+}
+
+pg_status pg__records_add(pg__record *ring, const pg__record_new *n) {
+    uint64_t *ids = malloc(((size_t)n->nargs + 1) * sizeof *ids);
+    pg_access *acc = malloc(((size_t)n->nargs + 1) * sizeof *acc);
+    uint64_t *parents = malloc(((size_t)n->nparents + 1) * sizeof *parents);
     if (!ids || !acc || !parents) {
         free(ids);
         free(acc);
         free(parents);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
-    pg__record *r = &rt->records[c->id % PG__DAG_HISTORY];
+    pg__record *r = &ring[n->id % PG_DAG_HISTORY];
     clear(r);
-    r->id = c->id;
-    r->kind = c->kind;
-    r->submit_ns = pg__now_ns() - rt->epoch_ns;
-    strncpy(r->name, name, sizeof r->name - 1);
+    r->id = n->id;
+    r->kind = n->kind;
+    r->submit_ns = n->submit_ns;
+    strncpy(r->name, n->name, sizeof r->name - 1);
     r->device = PG_HOST;
     r->stream = -1;
-    r->nargs = c->nargs;
+    r->nargs = n->nargs;
     r->arg_ids = ids;
     r->arg_access = acc;
-    for (int i = 0; i < c->nargs; i++) {
-        ids[i] = c->args[i].array->id;
-        acc[i] = c->args[i].access;
+    if (n->nargs) {
+        memcpy(ids, n->arg_ids, (size_t)n->nargs * sizeof *ids);
+        memcpy(acc, n->arg_access, (size_t)n->nargs * sizeof *acc);
     }
-    r->nparents = c->nparents;
+    r->nparents = n->nparents;
     r->parent_ids = parents;
-    for (int i = 0; i < c->nparents; i++)
-        parents[i] = c->parents[i]->id;
-    r->bytes = c->copy_bytes;
-    r->src = c->copy_src;
-    r->dst = c->copy_dst;
+    if (n->nparents)
+        memcpy(parents, n->parent_ids, (size_t)n->nparents * sizeof *parents);
+    r->bytes = n->bytes;
+    r->src = n->src;
+    r->dst = n->dst;
     return PG_OK;
 }
 
-void pg__dag_record_device(pg__runtime *rt, pg__comp *c) {
-    pg__record *r = slot_of(rt, c->id);
+void pg__records_place(pg__record *ring, uint64_t id, int device, int stream) {
+    pg__record *r = slot_of(ring, id);
     if (r) {
-        r->device = c->device;
-        /* The export shows a device's copy stream after its PG__MAX_STREAMS streams. */
-        r->stream = !c->stream ? -1 : c->stream->copy ? PG__MAX_STREAMS : c->stream->index;
+        r->device = device;
+        r->stream = stream;
     }
 }
 
-void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent) {
-    pg__record *r = slot_of(rt, c->id);
+void pg__records_add_parent(pg__record *ring, uint64_t id, uint64_t parent) {
+    pg__record *r = slot_of(ring, id);
     if (!r)
         return;
     uint64_t *p = realloc(r->parent_ids, ((size_t)r->nparents + 1) * sizeof *p);
@@ -72,19 +84,10 @@ void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent) {
     r->parent_ids = p;
 }
 
-void pg__dag_record_timing(pg__runtime *rt, pg__comp *c) {
-    pg__record *r = slot_of(rt, c->id);
+void pg__records_timing(pg__record *ring, uint64_t id, uint64_t start_ns, uint64_t end_ns) {
+    pg__record *r = slot_of(ring, id);
     if (r) {
-        r->start_ns = c->timing.start_ns;
-        r->end_ns = c->timing.end_ns;
+        r->start_ns = start_ns;
+        r->end_ns = end_ns;
     }
-}
-
-void pg__dag_records_free(pg__runtime *rt) {
-    if (!rt->records)
-        return;
-    for (int i = 0; i < PG__DAG_HISTORY; i++)
-        clear(&rt->records[i]);
-    free(rt->records);
-    rt->records = NULL;
 }

@@ -1,45 +1,32 @@
 /* snapshot.c: the records of the most recent computations copied into a pg_dag, the one source
  * of the public iteration API, the DOT and JSON exports and the trace. */
-#include "core/internal.h"
+#include "dag/record.h"
+
+#include "core/error.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(PG__MAX_STREAMS == PG_DAG_COPY_STREAM, "the copy stream's public number");
-
-static const pg__record *find(const pg__runtime *rt, uint64_t id) {
-    const pg__record *r = &rt->records[id % PG__DAG_HISTORY];
+static const pg__record *find(const pg__record *ring, uint64_t id) {
+    const pg__record *r = &ring[id % PG_DAG_HISTORY];
     return r->id == id ? r : NULL;
 }
 
-static pg_dag_kind kind_of(pg__comp_kind k) {
-    switch (k) {
-    case PG__KERNEL:
-        return PG_DAG_KERNEL;
-    case PG__HOST_READ:
-        return PG_DAG_HOST_READ;
-    case PG__HOST_WRITE:
-        return PG_DAG_HOST_WRITE;
-    case PG__COPY:
-        break;
-    }
-    return PG_DAG_COPY;
-}
-
-pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
+pg_status pg__records_snapshot(const pg__record *ring, uint64_t last_id,
+                               const pg__dag_track *tracks, int ndev, pg_dag **out) {
     /* The ring holds ids [lo, hi] at most; a slot whose id differs was overwritten or never
      * filled (a computation whose recording failed). */
-    uint64_t hi = rt->next_comp_id;
-    uint64_t lo = hi >= PG__DAG_HISTORY ? hi - PG__DAG_HISTORY + 1 : 1;
+    uint64_t hi = last_id;
+    uint64_t lo = hi >= PG_DAG_HISTORY ? hi - PG_DAG_HISTORY + 1 : 1;
     size_t nv = 0, na = 0, ne = 0;
     for (uint64_t id = lo; id <= hi && id; id++) {
-        const pg__record *r = find(rt, id);
+        const pg__record *r = find(ring, id);
         if (!r)
             continue;
         nv++;
         na += (size_t)r->nargs;
         for (int i = 0; i < r->nparents; i++)
-            ne += find(rt, r->parent_ids[i]) != NULL;
+            ne += find(ring, r->parent_ids[i]) != NULL;
     }
     /* One block: the header, then vertices, args and edges (each a multiple of 8 bytes). */
     size_t size =
@@ -55,13 +42,13 @@ pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
     dag->edges = (uint64_t(*)[2])(dag->args + na);
     size_t v = 0, a = 0, e = 0;
     for (uint64_t id = lo; id <= hi && id; id++) {
-        const pg__record *r = find(rt, id);
+        const pg__record *r = find(ring, id);
         if (!r)
             continue;
         pg_dag_vertex_info *x = &dag->vertices[v++];
         memset(x, 0, sizeof *x);
         x->id = r->id;
-        x->kind = kind_of(r->kind);
+        x->kind = r->kind;
         memcpy(x->name, r->name, sizeof x->name);
         x->name[sizeof x->name - 1] = '\0';
         x->device = r->device;
@@ -76,26 +63,20 @@ pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
         x->start_ns = r->start_ns;
         x->end_ns = r->end_ns;
         x->src = x->dst = PG_HOST;
-        if (r->kind == PG__COPY) {
+        if (r->kind == PG_DAG_COPY) {
             x->bytes = r->bytes;
-            x->src = r->src - 1; /* locations to device ids */
-            x->dst = r->dst - 1;
+            x->src = r->src;
+            x->dst = r->dst;
         }
         for (int i = 0; i < r->nparents; i++)
-            if (find(rt, r->parent_ids[i])) {
+            if (find(ring, r->parent_ids[i])) {
                 dag->edges[e][0] = r->parent_ids[i];
                 dag->edges[e][1] = id;
                 e++;
             }
     }
-    dag->ndev = rt->ndev;
-    for (int d = 0; d < rt->ndev; d++) {
-        pg__dag_track *t = &dag->dev[d];
-        memcpy(t->name, rt->dev[d].info.name, sizeof t->name);
-        t->name[sizeof t->name - 1] = '\0';
-        t->nstreams = rt->dev[d].nstreams;
-        t->copy_stream = rt->dev[d].copy_stream != NULL;
-    }
+    dag->ndev = ndev;
+    memcpy(dag->dev, tracks, (size_t)ndev * sizeof *tracks);
     *out = dag;
     return PG_OK;
 }
