@@ -246,3 +246,29 @@ pg_status pg_trace_write(pg_runtime *h, const char *path) {
     pg_dag_free(dag);
     return st;
 }
+
+const char *pg_dag_kind_name(pg_dag_kind kind) {
+    switch (kind) {
+    case PG_DAG_KERNEL:
+        return "kernel";
+    case PG_DAG_HOST_READ:
+        return "host_read";
+    case PG_DAG_HOST_WRITE:
+        return "host_write";
+    case PG_DAG_COPY:
+        return "copy";
+    }
+    return "?";
+}
+
+const char *pg_access_name(pg_access access) {
+    switch (access) {
+    case PG_ACCESS_IN:
+        return "in";
+    case PG_ACCESS_OUT:
+        return "out";
+    case PG_ACCESS_INOUT:
+        return "inout";
+    }
+    return "?";
+}

@@ -415,6 +415,11 @@ typedef struct pg_dag_vertex_info {
 
 typedef enum pg_dag_format { PG_DAG_DOT = 0, PG_DAG_JSON = 1 } pg_dag_format;
 
+/* The names the JSON export uses: "kernel", "host_read", "host_write", "copy"; "in", "out",
+ * "inout". "?" for a value outside the enum. */
+const char *pg_dag_kind_name(pg_dag_kind kind);
+const char *pg_access_name(pg_access access);
+
 /* A snapshot of rt's DAG, taken under the runtime's lock (timings of work finished by then are
  * included). Free it with pg_dag_free. */
 pg_status pg_dag_snapshot(pg_runtime *rt, pg_dag **out);

@@ -22,24 +22,6 @@ static void dot_string(pg__buf *b, const char *s) {
     pg__buf_printf(b, "\"");
 }
 
-static const char *kind_name(pg_dag_kind k) {
-    switch (k) {
-    case PG_DAG_KERNEL:
-        return "kernel";
-    case PG_DAG_HOST_READ:
-        return "host_read";
-    case PG_DAG_HOST_WRITE:
-        return "host_write";
-    case PG_DAG_COPY:
-        return "copy";
-    }
-    return "?";
-}
-
-static const char *access_name(pg_access a) {
-    return a == PG_ACCESS_IN ? "in" : a == PG_ACCESS_OUT ? "out" : "inout";
-}
-
 static pg_status finish(pg__buf *b, char **out) {
     if (b->failed || !b->data) {
         free(b->data);
@@ -55,12 +37,12 @@ pg_status pg__dag_to_json(const pg_dag *dag, char **out) {
     for (size_t v = 0; v < dag->nvertices; v++) {
         const pg_dag_vertex_info *r = &dag->vertices[v];
         pg__buf_printf(&b, "%s\n{\"id\":%llu,\"kind\":\"%s\",\"name\":", v ? "," : "",
-                       (unsigned long long)r->id, kind_name(r->kind));
+                       (unsigned long long)r->id, pg_dag_kind_name(r->kind));
         pg__buf_json_string(&b, r->name);
         pg__buf_printf(&b, ",\"device\":%d,\"stream\":%d,\"args\":[", r->device, r->stream);
         for (int i = 0; i < r->nargs; i++)
             pg__buf_printf(&b, "%s{\"array\":%llu,\"access\":\"%s\"}", i ? "," : "",
-                           (unsigned long long)r->args[i].array, access_name(r->args[i].access));
+                           (unsigned long long)r->args[i].array, pg_access_name(r->args[i].access));
         pg__buf_printf(&b, "],\"submit_ns\":%llu,\"start_ns\":%llu,\"end_ns\":%llu",
                        (unsigned long long)r->submit_ns, (unsigned long long)r->start_ns,
                        (unsigned long long)r->end_ns);
@@ -140,8 +122,8 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
         if (r->end_ns == 0) {
             /* Not timed (GPUs time work only when the runtime was made with the trace option):
              * an instant at submission, so the timeline still shows every call and where. */
-            pg__buf_printf(
-                &b, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":", kind_name(r->kind));
+            pg__buf_printf(&b, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":",
+                           pg_dag_kind_name(r->kind));
             pg__buf_json_string(&b, r->name);
             pg__buf_printf(&b,
                            ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"id\":%llu,"
@@ -151,7 +133,7 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
             continue;
         }
         uint64_t dur = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
-        pg__buf_printf(&b, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", kind_name(r->kind));
+        pg__buf_printf(&b, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", pg_dag_kind_name(r->kind));
         pg__buf_json_string(&b, r->name);
         /* submit_us against ts shows whether the device waited for the script (start close to
          * submission) or the script ran ahead (work queued long before it started). */

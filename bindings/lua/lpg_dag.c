@@ -14,46 +14,16 @@ static int snapshot_gc(lua_State *L) {
     return 0;
 }
 
-static void push_u64(lua_State *L, uint64_t v) {
-    if (v <= (uint64_t)LUA_MAXINTEGER)
-        lua_pushinteger(L, (lua_Integer)v);
-    else
-        lua_pushnumber(L, (lua_Number)v);
-}
-
-static void set_u64(lua_State *L, const char *key, uint64_t v) {
-    push_u64(L, v);
-    lua_setfield(L, -2, key);
-}
-
 static void set_int(lua_State *L, const char *key, int v) {
     lua_pushinteger(L, v);
     lua_setfield(L, -2, key);
 }
 
-static const char *kind_name(pg_dag_kind k) {
-    switch (k) {
-    case PG_DAG_KERNEL:
-        return "kernel";
-    case PG_DAG_HOST_READ:
-        return "host_read";
-    case PG_DAG_HOST_WRITE:
-        return "host_write";
-    case PG_DAG_COPY:
-        return "copy";
-    }
-    return "?";
-}
-
-static const char *access_name(pg_access a) {
-    return a == PG_ACCESS_IN ? "in" : a == PG_ACCESS_OUT ? "out" : "inout";
-}
-
 /* The vertex as a table with the JSON export's fields. */
 static void push_vertex(lua_State *L, const pg_dag_vertex_info *v) {
     lua_createtable(L, 0, 12);
-    set_u64(L, "id", v->id);
-    lua_pushstring(L, kind_name(v->kind));
+    lpg_set_u64(L, "id", v->id);
+    lua_pushstring(L, pg_dag_kind_name(v->kind));
     lua_setfield(L, -2, "kind");
     lua_pushstring(L, v->name);
     lua_setfield(L, -2, "name");
@@ -62,17 +32,17 @@ static void push_vertex(lua_State *L, const pg_dag_vertex_info *v) {
     lua_createtable(L, v->nargs, 0);
     for (int i = 0; i < v->nargs; i++) {
         lua_createtable(L, 0, 2);
-        set_u64(L, "array", v->args[i].array);
-        lua_pushstring(L, access_name(v->args[i].access));
+        lpg_set_u64(L, "array", v->args[i].array);
+        lua_pushstring(L, pg_access_name(v->args[i].access));
         lua_setfield(L, -2, "access");
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "args");
-    set_u64(L, "submit_ns", v->submit_ns);
-    set_u64(L, "start_ns", v->start_ns);
-    set_u64(L, "end_ns", v->end_ns);
+    lpg_set_u64(L, "submit_ns", v->submit_ns);
+    lpg_set_u64(L, "start_ns", v->start_ns);
+    lpg_set_u64(L, "end_ns", v->end_ns);
     if (v->kind == PG_DAG_COPY) {
-        set_u64(L, "bytes", v->bytes);
+        lpg_set_u64(L, "bytes", v->bytes);
         set_int(L, "src", v->src);
         set_int(L, "dst", v->dst);
     }
@@ -110,9 +80,9 @@ int lpg_push_dag(lua_State *L, pg_runtime *rt) {
         if ((st = pg_dag_edge(*g, i, &from, &to)))
             return lpg_fail(L, st);
         lua_createtable(L, 2, 0);
-        push_u64(L, from);
+        lpg_push_u64(L, from);
         lua_rawseti(L, -2, 1);
-        push_u64(L, to);
+        lpg_push_u64(L, to);
         lua_rawseti(L, -2, 2);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }

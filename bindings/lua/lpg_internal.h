@@ -35,6 +35,9 @@ typedef struct lpg_kernel {
 /* Raise a Lua error for the failed pg_* call that returned `st`: "polygpu: <kind> error:
  * <pg_last_error()>" (plus the compiler log for compile errors). Call it right after the
  * failing call, before anything else touches polygpu on this thread. */
+/* A uint64 as a Lua integer, or a float past LUA_MAXINTEGER; into field key of the table on top. */
+void lpg_push_u64(lua_State *L, uint64_t v);
+void lpg_set_u64(lua_State *L, const char *key, uint64_t v);
 int lpg_fail(lua_State *L, pg_status st);
 /* lpg_fail in two steps, for a caller that must clean up (with more polygpu calls) between the
  * failure and the raise: push the message now, raise it later with the message on top. */

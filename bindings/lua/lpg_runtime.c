@@ -122,15 +122,15 @@ static int rt_sync(lua_State *L) {
     return 0;
 }
 
-static void push_u64(lua_State *L, uint64_t v) {
+void lpg_push_u64(lua_State *L, uint64_t v) {
     if (v <= (uint64_t)LUA_MAXINTEGER)
         lua_pushinteger(L, (lua_Integer)v);
     else
         lua_pushnumber(L, (lua_Number)v);
 }
 
-static void set_u64(lua_State *L, const char *key, uint64_t v) {
-    push_u64(L, v);
+void lpg_set_u64(lua_State *L, const char *key, uint64_t v) {
+    lpg_push_u64(L, v);
     lua_setfield(L, -2, key);
 }
 
@@ -145,19 +145,19 @@ static int rt_stats(lua_State *L) {
     lua_createtable(L, 0, 10);
     lua_pushinteger(L, s.ndevices);
     lua_setfield(L, -2, "ndevices");
-    set_u64(L, "computations", s.computations);
-    set_u64(L, "kernels", s.kernels);
-    set_u64(L, "host_accesses", s.host_accesses);
-    set_u64(L, "copies", s.copies);
-    set_u64(L, "bytes_moved", s.bytes_moved);
-    set_u64(L, "host_wait_ns", s.host_wait_ns);
-    set_u64(L, "pending", s.pending);
+    lpg_set_u64(L, "computations", s.computations);
+    lpg_set_u64(L, "kernels", s.kernels);
+    lpg_set_u64(L, "host_accesses", s.host_accesses);
+    lpg_set_u64(L, "copies", s.copies);
+    lpg_set_u64(L, "bytes_moved", s.bytes_moved);
+    lpg_set_u64(L, "host_wait_ns", s.host_wait_ns);
+    lpg_set_u64(L, "pending", s.pending);
     int nloc = s.ndevices + 1 <= PG_MAX_DEVICES + 1 ? s.ndevices + 1 : PG_MAX_DEVICES + 1;
     lua_createtable(L, nloc, 0);
     for (int src = 0; src < nloc; src++) {
         lua_createtable(L, nloc, 0);
         for (int dst = 0; dst < nloc; dst++) {
-            push_u64(L, s.link_bytes[src][dst]);
+            lpg_push_u64(L, s.link_bytes[src][dst]);
             lua_rawseti(L, -2, dst + 1);
         }
         lua_rawseti(L, -2, src + 1);
@@ -186,7 +186,7 @@ static int rt_devices(lua_State *L) {
         lua_setfield(L, -2, "kind");
         lua_pushstring(L, info[i].name);
         lua_setfield(L, -2, "name");
-        set_u64(L, "memory_bytes", info[i].memory_bytes);
+        lpg_set_u64(L, "memory_bytes", info[i].memory_bytes);
         lua_pushinteger(L, info[i].compute_major);
         lua_setfield(L, -2, "compute_major");
         lua_pushinteger(L, info[i].compute_minor);

@@ -242,7 +242,21 @@ static void misuse(void) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* The names the exports and the bindings use, one place for all. */
+static void names(void) {
+    CHECK(!strcmp(pg_dag_kind_name(PG_DAG_KERNEL), "kernel"));
+    CHECK(!strcmp(pg_dag_kind_name(PG_DAG_HOST_READ), "host_read"));
+    CHECK(!strcmp(pg_dag_kind_name(PG_DAG_HOST_WRITE), "host_write"));
+    CHECK(!strcmp(pg_dag_kind_name(PG_DAG_COPY), "copy"));
+    CHECK(!strcmp(pg_dag_kind_name((pg_dag_kind)99), "?"));
+    CHECK(!strcmp(pg_access_name(PG_ACCESS_IN), "in"));
+    CHECK(!strcmp(pg_access_name(PG_ACCESS_OUT), "out"));
+    CHECK(!strcmp(pg_access_name(PG_ACCESS_INOUT), "inout"));
+    CHECK(!strcmp(pg_access_name((pg_access)0), "?"));
+}
+
 int main(void) {
+    names();
     known_program();
     copy_between_devices();
     misuse();

@@ -4,29 +4,11 @@
 
 #include <string.h>
 
-static const char *kind_name(pg_dag_kind k) {
-    switch (k) {
-    case PG_DAG_KERNEL:
-        return "kernel";
-    case PG_DAG_HOST_READ:
-        return "host_read";
-    case PG_DAG_HOST_WRITE:
-        return "host_write";
-    case PG_DAG_COPY:
-        return "copy";
-    }
-    return "?";
-}
-
-static const char *access_name(pg_access a) {
-    return a == PG_ACCESS_IN ? "in" : a == PG_ACCESS_OUT ? "out" : "inout";
-}
-
 static PyObject *vertex_dict(const pg_dag_vertex_info *v) {
     PyObject *args = PyList_New(v->nargs);
     for (int i = 0; args && i < v->nargs; i++) {
         PyObject *a = Py_BuildValue("{s:K,s:s}", "array", (unsigned long long)v->args[i].array,
-                                    "access", access_name(v->args[i].access));
+                                    "access", pg_access_name(v->args[i].access));
         if (!a)
             Py_CLEAR(args);
         else
@@ -40,9 +22,9 @@ static PyObject *vertex_dict(const pg_dag_vertex_info *v) {
     }
     PyObject *d = Py_BuildValue(
         "{s:K,s:s,s:N,s:i,s:i,s:N,s:K,s:K,s:K}", "id", (unsigned long long)v->id, "kind",
-        kind_name(v->kind), "name", name, "device", v->device, "stream", v->stream, "args", args,
-        "submit_ns", (unsigned long long)v->submit_ns, "start_ns", (unsigned long long)v->start_ns,
-        "end_ns", (unsigned long long)v->end_ns);
+        pg_dag_kind_name(v->kind), "name", name, "device", v->device, "stream", v->stream, "args",
+        args, "submit_ns", (unsigned long long)v->submit_ns, "start_ns",
+        (unsigned long long)v->start_ns, "end_ns", (unsigned long long)v->end_ns);
     if (d && v->kind == PG_DAG_COPY) {
         PyObject *c = Py_BuildValue("{s:K,s:i,s:i}", "bytes", (unsigned long long)v->bytes, "src",
                                     v->src, "dst", v->dst);
