@@ -5,10 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void unpg__enter_array(pg__array *a) {
-    pg__leave(a->rt);
-}
-
 static pg_status add_live(pg__runtime *rt, pg__array *a) {
     if (rt->narrays == rt->caparrays) {
         int cap = rt->caparrays ? rt->caparrays * 2 : 64;
@@ -162,7 +158,7 @@ pg_status pg_array_free(pg_array *h) {
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
     if (a->map_count) {
-        unpg__enter_array(a);
+        pg__leave(a->rt);
         return pg__error(PG_ERROR_STATE,
                          "pg_array_free: array %llu is still mapped; unmap it first",
                          (unsigned long long)a->id);
@@ -190,7 +186,7 @@ pg_status pg_array_describe(pg_array *h, pg_array_desc *out) {
     out->size = a->size;
     out->nbytes = a->nbytes;
     out->valid = a->valid;
-    unpg__enter_array(a);
+    pg__leave(a->rt);
     return PG_OK;
 }
 
@@ -256,7 +252,7 @@ pg_status pg_array_map(pg_array *h, pg_access access, void **ptr) {
     pg_status st = pg__exec_host_begin(a->rt, a, access);
     if (!st)
         *ptr = a->host;
-    unpg__enter_array(a);
+    pg__leave(a->rt);
     return st;
 }
 
@@ -266,7 +262,7 @@ pg_status pg_array_unmap(pg_array *h) {
     if (!a)
         return PG_ERROR_STATE;
     pg_status st = pg__exec_host_end(a->rt, a);
-    unpg__enter_array(a);
+    pg__leave(a->rt);
     return st;
 }
 
