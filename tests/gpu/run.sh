@@ -17,7 +17,7 @@ step() { echo "== $* ($(date +%T))"; }
 fail() { echo "FAILED: $*" | tee -a "$OUT/failures.txt"; status=1; }
 
 step "GPUs"; nvidia-smi -L | tee "$OUT/gpus.txt"
-git rev-parse HEAD 2>/dev/null >"$OUT/commit.txt" || cp .carry/commit "$OUT/commit.txt" 2>/dev/null || true
+if [ -n "${PG_COMMIT:-}" ]; then echo "$PG_COMMIT" >"$OUT/commit.txt"; else git rev-parse HEAD 2>/dev/null >"$OUT/commit.txt" || cp .carry/commit "$OUT/commit.txt" 2>/dev/null || true; fi
 
 LUA_FLAGS=()
 if ls .carry/lua/*.deb >/dev/null 2>&1; then
