@@ -67,6 +67,8 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         rt->dev[d].info.id = d;
     }
     if (!st)
+        pg__limits_init(rt);
+    if (!st)
         st = pg__links_init(rt);
     if (!st)
         st = pg__policy_open(rt->opt.policy, rt->ndev, &rt->policy);

@@ -166,6 +166,17 @@ static int rt_stats(lua_State *L) {
     return 1;
 }
 
+/* {x, y, z} as a sequence, the shape k(grid, block) takes. */
+static void push_dim3(lua_State *L, pg_dim3 d) {
+    lua_createtable(L, 3, 0);
+    lua_pushinteger(L, (lua_Integer)d.x);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, (lua_Integer)d.y);
+    lua_rawseti(L, -2, 2);
+    lua_pushinteger(L, (lua_Integer)d.z);
+    lua_rawseti(L, -2, 3);
+}
+
 /* rt:devices(): one table per device, in device-id order; `id` is polygpu's 0-based id, the
  * one the DAG's "device" fields use. */
 static int rt_devices(lua_State *L) {
@@ -179,7 +190,7 @@ static int rt_devices(lua_State *L) {
         count = PG_MAX_DEVICES;
     lua_createtable(L, count, 0);
     for (int i = 0; i < count; i++) {
-        lua_createtable(L, 0, 7);
+        lua_createtable(L, 0, 11);
         lua_pushinteger(L, info[i].id);
         lua_setfield(L, -2, "id");
         lua_pushstring(L, info[i].kind == PG_DEVICE_CUDA ? "cuda" : "cpu");
@@ -193,6 +204,13 @@ static int rt_devices(lua_State *L) {
         lua_setfield(L, -2, "compute_minor");
         lua_pushinteger(L, info[i].multiprocessors);
         lua_setfield(L, -2, "multiprocessors");
+        lua_pushinteger(L, (lua_Integer)info[i].max_threads_per_block);
+        lua_setfield(L, -2, "max_threads_per_block");
+        push_dim3(L, info[i].max_block);
+        lua_setfield(L, -2, "max_block");
+        push_dim3(L, info[i].max_grid);
+        lua_setfield(L, -2, "max_grid");
+        set_u64(L, "max_shared_memory_per_block", info[i].max_shared_memory_per_block);
         lua_rawseti(L, -2, i + 1);
     }
     return 1;

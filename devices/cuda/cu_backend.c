@@ -35,6 +35,8 @@ typedef struct cu_device {
      * then on every call in the context fails, so the device is out for this runtime. */
     _Atomic int fault;
     int major, minor, sms;
+    /* launch limits: threads per block, block x y z, grid x y z, opt-in shared memory */
+    int limit[8];
     size_t memory;
     char name[128];
     char uuid[48];
@@ -120,6 +122,11 @@ static pg_status device_info(pg__backend *b, int dev, pg_device_info *out) {
     out->compute_minor = b->d[dev].minor;
     out->multiprocessors = b->d[dev].sms;
     snprintf(out->uuid, sizeof out->uuid, "%s", b->d[dev].uuid);
+    const int *l = b->d[dev].limit;
+    out->max_threads_per_block = (uint32_t)l[0];
+    out->max_block = (pg_dim3){(uint32_t)l[1], (uint32_t)l[2], (uint32_t)l[3]};
+    out->max_grid = (pg_dim3){(uint32_t)l[4], (uint32_t)l[5], (uint32_t)l[6]};
+    out->max_shared_memory_per_block = (uint64_t)l[7];
     return PG_OK;
 }
 
@@ -670,6 +677,20 @@ static pg_status open_device(pg__backend *b, int i, int ordinal) {
        "cuDeviceGetAttribute");
     CU(b->cu->cuDeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev),
        "cuDeviceGetAttribute");
+    static const int limit_attr[8] = {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+                                      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN};
+    for (int a = 0; a < 8; a++) {
+        CU(b->cu->cuDeviceGetAttribute(&d->limit[a], limit_attr[a], d->dev),
+           "cuDeviceGetAttribute (launch limits)");
+        if (d->limit[a] < 0)
+            d->limit[a] = 0;
+    }
     int pools = 0;
     CU(b->cu->cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d->dev),
        "cuDeviceGetAttribute");

@@ -119,7 +119,12 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
     return out;
 }
 
-/* {long[] (id, kind, memory, major, minor, multiprocessors) per device, String[] names}. */
+/* Per device, in a long[]: id, kind, memory, major, minor, multiprocessors, max threads per
+ * block, max block x y z, max grid x y z, max shared memory per block (Runtime.devices reads
+ * them in this order). */
+#define DEVICE_FIELDS 14
+
+/* {long[] (DEVICE_FIELDS per device), String[] names}. */
 JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeDevices(JNIEnv *env, jclass cls,
                                                                   jlong rt) {
     pg_device_info info[PG_MAX_DEVICES];
@@ -135,20 +140,29 @@ JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeDevices(JNIEnv *env, j
     jclass object_class = (*env)->FindClass(env, "java/lang/Object");
     if (!string_class || !object_class)
         return NULL;
-    jlong nums[PG_MAX_DEVICES * 6];
-    jlongArray jnums = (*env)->NewLongArray(env, count * 6);
+    jlong nums[PG_MAX_DEVICES * DEVICE_FIELDS];
+    jlongArray jnums = (*env)->NewLongArray(env, count * DEVICE_FIELDS);
     jobjectArray names = (*env)->NewObjectArray(env, count, string_class, NULL);
     jobjectArray out = (*env)->NewObjectArray(env, 2, object_class, NULL);
     if (!jnums || !names || !out)
         return NULL;
     for (int d = 0; d < count; d++) {
-        jlong *n = &nums[d * 6];
-        n[0] = info[d].id;
-        n[1] = info[d].kind == PG_DEVICE_CUDA ? 1 : 0;
-        n[2] = (jlong)info[d].memory_bytes;
-        n[3] = info[d].compute_major;
-        n[4] = info[d].compute_minor;
-        n[5] = info[d].multiprocessors;
+        const pg_device_info *i = &info[d];
+        jlong *n = &nums[d * DEVICE_FIELDS];
+        n[0] = i->id;
+        n[1] = i->kind == PG_DEVICE_CUDA ? 1 : 0;
+        n[2] = (jlong)i->memory_bytes;
+        n[3] = i->compute_major;
+        n[4] = i->compute_minor;
+        n[5] = i->multiprocessors;
+        n[6] = i->max_threads_per_block;
+        n[7] = i->max_block.x;
+        n[8] = i->max_block.y;
+        n[9] = i->max_block.z;
+        n[10] = i->max_grid.x;
+        n[11] = i->max_grid.y;
+        n[12] = i->max_grid.z;
+        n[13] = (jlong)i->max_shared_memory_per_block;
         info[d].name[sizeof info[d].name - 1] = '\0';
         jstring name = pgj_string(env, info[d].name);
         if (!name)
@@ -156,7 +170,7 @@ JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeDevices(JNIEnv *env, j
         (*env)->SetObjectArrayElement(env, names, d, name);
         (*env)->DeleteLocalRef(env, name);
     }
-    (*env)->SetLongArrayRegion(env, jnums, 0, count * 6, nums);
+    (*env)->SetLongArrayRegion(env, jnums, 0, count * DEVICE_FIELDS, nums);
     (*env)->SetObjectArrayElement(env, out, 0, jnums);
     (*env)->SetObjectArrayElement(env, out, 1, names);
     return out;
