@@ -311,6 +311,9 @@ static inline int pg__closing_other(pg__runtime *rt) {
 
 /* ---- options (core/options.c) */
 pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *out);
+/* A copy of s kept for the life of the process, the same one for equal strings (core/intern.c);
+ * NULL when out of memory. */
+const char *pg__intern(const char *s);
 
 /* ---- computations (core/comp.c) */
 pg__comp *pg__comp_new(pg__runtime *rt, pg__comp_kind kind);

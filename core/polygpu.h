@@ -74,7 +74,8 @@ size_t pg_dtype_size(pg_dtype t);      /* 0 for an invalid dtype */
 
 /* Runtime options. Start from pg_options_init(); NULL strings and negative numbers mean "the
  * default, or the PG_<NAME> environment variable if set". Precedence: explicit field >
- * environment > default. Strings are copied by pg_runtime_new. */
+ * environment > default. Strings are copied by pg_runtime_new: one set directly in a field must
+ * live until pg_runtime_new returns; pg_options_set copies its own. */
 typedef struct pg_options {
     const char *devices;              /* "auto" | "cuda" | "cuda:0,2" | "host:4" */
     const char *policy;               /* device policy name, default "minmax-transfer-time" */
@@ -102,8 +103,10 @@ typedef struct pg_options {
 
 void pg_options_init(pg_options *o);
 /* Set an option by its name (the same names as the struct fields) from a string, as a
- * binding's keyword argument would. The value pointer is kept, not copied: keep it alive
- * until pg_runtime_new returns. Unknown name or unparsable number: PG_ERROR_ARGUMENT. */
+ * binding's keyword argument would. String values are copied: `value` may be freed at once. The
+ * copy is kept by the library for the life of the process, one per distinct value, so a
+ * pg_options stays valid when copied and needs no freeing (a field set directly is the
+ * caller's, as before). Unknown name or unparsable number: PG_ERROR_ARGUMENT. */
 pg_status pg_options_set(pg_options *o, const char *name, const char *value);
 
 /* ---------------------------------------------------------------- runtime */

@@ -13,10 +13,8 @@ lpg_runtime *lpg_check_runtime(lua_State *L, int idx) {
     return r;
 }
 
-/* Fill *o from the option table at index 1. Values that need a string made for them are kept
- * in the anchor table at index 2: pg_options_set keeps the pointers until pg_runtime_new. */
+/* Fill *o from the option table at index 1 (pg_options_set copies the values). */
 static void read_options(lua_State *L, pg_options *o) {
-    lua_Integer kept = 0;
     lua_pushnil(L);
     while (lua_next(L, 1)) {
         if (lua_type(L, -2) != LUA_TSTRING)
@@ -32,11 +30,9 @@ static void read_options(lua_State *L, pg_options *o) {
             value = lua_toboolean(L, -1) ? "1" : "0";
             break;
         case LUA_TNUMBER:
-            /* Convert a copy: converting the table's own value would not matter, but a copy
-             * keeps lua_next's key untouched and the text alive in the anchor. */
+            /* Convert a copy, popped after the set: lua_next's value stays a number. */
             lua_pushvalue(L, -1);
             value = lua_tostring(L, -1);
-            lua_rawseti(L, 2, ++kept);
             break;
         default:
             lpg_error(L, PG_ERROR_ARGUMENT,
@@ -46,7 +42,7 @@ static void read_options(lua_State *L, pg_options *o) {
         pg_status st = pg_options_set(o, name, value);
         if (st != PG_OK)
             lpg_fail(L, st);
-        lua_pop(L, 1);
+        lua_settop(L, 2); /* the key stays for lua_next */
     }
 }
 
@@ -55,7 +51,6 @@ int lpg_runtime_new(lua_State *L) {
     if (!lua_isnoneornil(L, 1))
         luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
-    lua_newtable(L);
     pg_options o;
     pg_options_init(&o);
     if (lua_istable(L, 1))

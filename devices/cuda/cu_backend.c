@@ -406,6 +406,9 @@ static pg_status kernel_build(pg__backend *b, const pg__kernel_src *src, void **
         st = pg__nvrtc_compile(src, b->d[d].major, b->d[d].minor, &k->img[k->narchs]);
         if (!st)
             k->narchs++;
+        else /* one build per architecture: the first GPU of it is named */
+            pg__error_wrap(st, "compiling kernel '%s' for device %d (%s, sm_%d%d)", src->name, d,
+                           b->d[d].name, b->d[d].major, b->d[d].minor);
     }
     if (st) {
         for (int i = 0; i < k->narchs; i++)
@@ -417,6 +420,16 @@ static pg_status kernel_build(pg__backend *b, const pg__kernel_src *src, void **
     return PG_OK;
 }
 
+static pg_status load_function(pg__backend *b, cu_image *k, int i, int dev) {
+    pg_status st = use(b, dev);
+    if (st)
+        return st;
+    CU(b->cu->cuModuleLoadData(&k->mod[dev], k->img[i].data), "cuModuleLoadData");
+    CU(b->cu->cuModuleGetFunction(&k->fn[dev], k->mod[dev], k->img[i].lowered),
+       "cuModuleGetFunction");
+    return PG_OK;
+}
+
 static pg_status kernel_function(pg__backend *b, void *image, int dev, void **fn) {
     cu_image *k = image;
     if (!k->fn[dev]) {
@@ -425,12 +438,10 @@ static pg_status kernel_function(pg__backend *b, void *image, int dev, void **fn
             i++;
         if (i == k->narchs)
             return pg__error(PG_ERROR_INTERNAL, "no image for sm_%d", arch);
-        pg_status st = use(b, dev);
-        if (st)
-            return st;
-        CU(b->cu->cuModuleLoadData(&k->mod[dev], k->img[i].data), "cuModuleLoadData");
-        CU(b->cu->cuModuleGetFunction(&k->fn[dev], k->mod[dev], k->img[i].lowered),
-           "cuModuleGetFunction");
+        pg_status st = load_function(b, k, i, dev);
+        if (st) /* the first launch there: say which kernel and GPU */
+            return pg__error_wrap(st, "loading kernel '%s' on device %d (%s)", k->img[i].lowered,
+                                  dev, b->d[dev].name);
     }
     *fn = k->fn[dev];
     return PG_OK;

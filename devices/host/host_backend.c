@@ -238,8 +238,8 @@ static pg_status host_copy(pg__backend *b, pg__bstream *s, int dst_dev, void *ds
 static pg_status host_kernel_build(pg__backend *b, const pg__kernel_src *src, void **image) {
     pg__cpu_module *m;
     pg_status st = pg__cpu_compile(src, &m);
-    if (st)
-        return st;
+    if (st) /* one build serves every CPU device */
+        return pg__error_wrap(st, "compiling kernel '%s' for CPU devices", src->name);
     *image = m;
     return PG_OK;
 }

@@ -22,38 +22,33 @@ JNIEXPORT jint JNICALL Java_polygpu_Native_dtypeParse(JNIEnv *env, jclass cls, j
     return (jint)t;
 }
 
-/* Strings handed to pg_options_set must outlive pg_runtime_new: all are freed at the end. */
+/* pg_options_set copies each value: the C strings go as soon as they are set. */
 JNIEXPORT jlong JNICALL Java_polygpu_Native_runtimeNew(JNIEnv *env, jclass cls, jobjectArray names,
                                                        jobjectArray values) {
     jsize n = (*env)->GetArrayLength(env, names);
-    char **strs = calloc((size_t)n * 2 + 1, sizeof *strs);
-    if (!strs) {
-        pgj_throw_message(env, PG_ERROR_OUT_OF_MEMORY, "out of host memory for the options");
-        return 0;
-    }
     pg_options o;
     pg_options_init(&o);
     pg_runtime *rt = NULL;
     int ok = 1;
     for (jsize i = 0; ok && i < n; i++) {
-        int failed;
+        int failed = 0;
         jbyteArray name = (*env)->GetObjectArrayElement(env, names, i);
         jbyteArray value = (*env)->GetObjectArrayElement(env, values, i);
-        strs[2 * i] = pgj_cstr(env, name, &failed);
+        char *k = pgj_cstr(env, name, &failed), *v = NULL;
+        if (!failed)
+            v = pgj_cstr(env, value, &failed);
         ok = !failed;
-        if (ok) {
-            strs[2 * i + 1] = pgj_cstr(env, value, &failed);
-            ok = !failed;
-        }
         (*env)->DeleteLocalRef(env, name);
         (*env)->DeleteLocalRef(env, value);
         if (ok) {
-            pg_status st = pg_options_set(&o, strs[2 * i], strs[2 * i + 1]);
+            pg_status st = pg_options_set(&o, k, v);
             if (st) {
                 pgj_throw_status(env, st);
                 ok = 0;
             }
         }
+        free(k);
+        free(v);
     }
     if (ok) {
         pg_status st = pg_runtime_new(&o, &rt);
@@ -62,9 +57,6 @@ JNIEXPORT jlong JNICALL Java_polygpu_Native_runtimeNew(JNIEnv *env, jclass cls, 
             rt = NULL;
         }
     }
-    for (jsize i = 0; i < 2 * n; i++)
-        free(strs[i]);
-    free(strs);
     return PGJ_HANDLE(rt);
 }
 

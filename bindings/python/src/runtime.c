@@ -38,31 +38,22 @@ static int runtime_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     pg_options o;
     pg_options_init(&o);
-    PyObject *keep = PyList_New(0); /* pg_options_set keeps pointers into these strings */
-    if (!keep)
-        return -1;
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (kwargs && PyDict_Next(kwargs, &pos, &key, &value)) {
         if (value == Py_None)
             continue; /* the default, or the PG_<NAME> variable */
         PyObject *s = option_string(key, value);
-        if (!s || PyList_Append(keep, s) < 0) {
-            Py_XDECREF(s);
-            Py_DECREF(keep);
+        if (!s)
             return -1;
-        }
-        Py_DECREF(s);
         const char *k = PyUnicode_AsUTF8(key);
         const char *v = PyUnicode_AsUTF8(s);
-        if (!k || !v) {
-            Py_DECREF(keep);
+        pg_status st = k && v ? pg_options_set(&o, k, v) : PG_OK; /* copies v */
+        Py_DECREF(s);
+        if (!k || !v)
             return -1;
-        }
-        pg_status st = pg_options_set(&o, k, v);
         if (st != PG_OK) {
             pgpy_raise(st);
-            Py_DECREF(keep);
             return -1;
         }
     }
@@ -71,11 +62,10 @@ static int runtime_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_BEGIN_ALLOW_THREADS
     st = pg_runtime_new(&o, &h);
     Py_END_ALLOW_THREADS
-    if (st != PG_OK)
+    if (st != PG_OK) {
         pgpy_raise(st);
-    Py_DECREF(keep);
-    if (st != PG_OK)
         return -1;
+    }
     rt->h = h;
     rt->closed = 0;
     return 0;

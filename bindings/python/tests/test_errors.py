@@ -87,7 +87,19 @@ def test_compile_error_has_the_log(rt):
                   "broken")
     assert e.value.status == "PG_ERROR_COMPILE"
     assert "undefined_name" in e.value.log
-    assert "broken" in str(e.value)
+    # The chain: what was being done (the kernel, the devices), then the compiler's message.
+    assert str(e.value).startswith("compiling kernel 'broken' for ")
+    assert "undefined_name" in str(e.value)
+
+
+def test_bad_interconnect_file_names_file_and_cause(tmp_path):
+    path = tmp_path / "links.csv"
+    path.write_text("src,dst,bandwidth_gbps,latency_us\nhost,0,-3,1\n")
+    with pytest.raises(pg.ArgumentError) as e:
+        pg.Runtime(devices="host:1", interconnect=path)
+    assert str(e.value).startswith(
+        f"pg_runtime_new: reading the interconnect matrix '{path}' (option interconnect): "
+        f"{path}:2: ")
 
 
 def test_kernel_not_in_source(rt):
