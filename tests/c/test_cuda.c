@@ -106,7 +106,10 @@ int main(void) {
                                NULL, NULL, &broken),
                  PG_ERROR_COMPILE);
     CHECK(strstr(pg_last_error_log(), "undefined_name") != NULL);
-    CHECK(strstr(pg_last_error(), "NVRTC") != NULL);
+    /* The chain: the kernel and the GPU, then NVRTC's message (the cause). */
+    printf("compile error: %.300s\n", pg_last_error());
+    CHECK(!strncmp(pg_last_error(), "compiling kernel 'k' for device 0 (", 35));
+    CHECK(strstr(pg_last_error(), "): NVRTC ") && strstr(pg_last_error(), "undefined_name"));
 
     /* Large host round trip (pinned memory, both directions). */
     float *h = malloc(sizeof(float) * (size_t)N);
