@@ -126,7 +126,8 @@ pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
         if (!a->host) {
             pg_status st = rt->ops->host_alloc(rt->b, a->nbytes, &a->host);
             if (st)
-                return st;
+                return pg__error_wrap(st, "the host copy of array %llu (%llu bytes)",
+                                      (unsigned long long)a->id, (unsigned long long)a->nbytes);
         }
         *out = a->host;
         return PG_OK;
@@ -138,7 +139,8 @@ pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
         void *p = NULL;
         pg_status st = pg__evict_alloc(rt, a, d, s, &p);
         if (st)
-            return st;
+            return pg__error_wrap(st, "the copy of array %llu (%llu bytes) on device %d",
+                                  (unsigned long long)a->id, (unsigned long long)a->nbytes, d);
         a->dev[d] = p;
         if (a->fresh && (st = rt->ops->memset_zero(rt->b, s->b, a->dev[d], a->nbytes))) {
             rt->ops->dev_free(rt->b, d, a->dev[d]);

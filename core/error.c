@@ -19,6 +19,30 @@ pg_status pg__error(pg_status s, const char *fmt, ...) {
     return s;
 }
 
+pg_status pg__error_wrap(pg_status s, const char *fmt, ...) {
+    char outer[sizeof message];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(outer, sizeof outer, fmt, ap);
+    va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof outer ? (size_t)n : sizeof outer - 1;
+    if (message[0] && len + 2 < sizeof message) {
+        /* The cause goes after "<outer>: ", cut at the end if the chain is too long. */
+        size_t inner = strlen(message), room = sizeof message - 1 - len - 2;
+        if (inner > room)
+            inner = room;
+        memmove(message + len + 2, message, inner);
+        message[len + 2 + inner] = '\0';
+        memcpy(message, outer, len);
+        message[len] = ':';
+        message[len + 1] = ' ';
+    } else {
+        memcpy(message, outer, len + 1);
+        message[len] = '\0';
+    }
+    return s;
+}
+
 void pg__error_set_log(const char *log) {
     free(detail);
     detail = log ? strdup(log) : NULL;

@@ -108,6 +108,7 @@ struct pg__comp {
     pg__kernel *kernel;
     pg_dim3 grid, block;
     size_t shared_mem;
+    uint32_t fits; /* bit d: device d's limits allow this launch (placement looks only there) */
     int nslots;
     uint64_t *slots;
     int8_t *slot_arg; /* per parameter: index into args, or -1 for a scalar */
@@ -199,8 +200,16 @@ struct pg__stream {
     uint64_t probed_ns; /* last time pg__stream_busy asked the device */
 };
 
+/* A device's launch limits (pg_device_info's), kept together for the launch check. */
+typedef struct pg__limits {
+    uint32_t threads; /* per block */
+    pg_dim3 block, grid;
+    uint64_t shared; /* bytes of dynamic shared memory per block */
+} pg__limits;
+
 typedef struct pg__device {
     pg_device_info info;
+    pg__limits limits; /* from info, at runtime creation (core/limits.c) */
     int nstreams;
     pg__stream *streams[PG__MAX_STREAMS];
     pg__stream *copy_stream; /* prefetch: input copies go here */
@@ -251,6 +260,7 @@ struct pg__runtime {
     pg__backend *b;
     int ndev;
     pg__device dev[PG_MAX_DEVICES];
+    pg__limits limits_min; /* the smallest of every device's limits: a launch within fits all */
     pg__interconnect ic;
     double policy_bw[PG__NLOC * PG__NLOC]; /* ic equalized for the policies (core/links.c) */
     pg__policy policy;
@@ -281,6 +291,9 @@ static inline int pg__closing_other(pg__runtime *rt) {
 
 /* ---- options (core/options.c) */
 pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *out);
+/* A copy of s kept for the life of the process, the same one for equal strings (core/intern.c);
+ * NULL when out of memory. */
+const char *pg__intern(const char *s);
 
 /* ---- computations (core/comp.c) */
 pg__comp *pg__comp_new(pg__runtime *rt, pg__comp_kind kind);
@@ -321,6 +334,14 @@ void pg__evict_forget(pg__runtime *rt, pg__array *a, int dev);
 
 /* ---- kernels (core/kernel.c) */
 void pg__kernel_unref(pg__kernel *k);
+
+/* ---- launch limits (core/limits.c) */
+/* Take each device's limits from its info (once the infos are there). */
+void pg__limits_init(pg__runtime *rt);
+/* *mask gets the devices whose limits a launch of kernel `kernel` fits; none: PG_ERROR_ARGUMENT
+ * naming the launch and each device's limit. A few comparisons when every device fits it. */
+pg_status pg__limits_fit(const pg__runtime *rt, const char *kernel, pg_dim3 grid, pg_dim3 block,
+                         size_t shared, uint32_t *mask);
 
 /* ---- streams (core/streams.c) */
 pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out);

@@ -1,6 +1,5 @@
 /* kernel.c: kernels — compilation through the backend, parameters, argument checking, launch. */
 #include "core/internal.h"
-#include "core/host_memory.h"
 #include "nvrtc/signature.h"
 
 #include <inttypes.h>
@@ -17,7 +16,7 @@ static pg_status check_against_source(const char *source, const char *name,
     pg_param_info *src = NULL;
     int m = 0;
     if (pg__signature_infer(source, name, &src, &m) != PG_OK) {
-        pg__error_clear();
+        pg__error_clear(); /* expected where macros hide the declaration: nothing to compare */
         return PG_OK;
     }
     pg_status st = PG_OK;
@@ -220,37 +219,16 @@ static pg_status convert_scalar(const pg__kernel *k, int i, const pg_arg *a, uin
     return PG_OK;
 }
 
-/* Dynamic shared memory per block: the opt-in maximum of the largest GPUs (sm_90). */
-#define MAX_SHARED_MEM (227 * 1024)
-
-static pg_status check_dims(const pg__kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared) {
+/* The shape's own rules here; what each device allows in pg__limits_fit (*fits: where it may go).
+ */
+static pg_status check_dims(const pg__kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared,
+                            uint32_t *fits) {
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return pg__error(PG_ERROR_ARGUMENT,
                          "kernel '%s': grid (%u, %u, %u) and block (%u, %u, %u) must be at least 1 "
                          "in every dimension",
                          k->name, grid.x, grid.y, grid.z, block.x, block.y, block.z);
-    if (block.x > 1024 || block.y > 1024 || block.z > 64 ||
-        (uint64_t)block.x * block.y * block.z > 1024)
-        return pg__error(
-            PG_ERROR_ARGUMENT,
-            "kernel '%s': block (%u, %u, %u) is too large: at most 1024 threads, x and "
-            "y up to 1024, z up to 64",
-            k->name, block.x, block.y, block.z);
-    if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
-        return pg__error(PG_ERROR_ARGUMENT,
-                         "kernel '%s': grid (%u, %u, %u) is too large: x up to 2^31-1, y and z up "
-                         "to 65535",
-                         k->name, grid.x, grid.y, grid.z);
-    if (shared > MAX_SHARED_MEM) {
-        char b[32];
-        pg__bytes_text(shared, b, sizeof b);
-        return pg__error(PG_ERROR_ARGUMENT,
-                         "kernel '%s': shared_mem = %zu bytes (%s) is more than a block can have: "
-                         "at most %d bytes (227 KiB) of dynamic shared memory per block, the most "
-                         "any GPU offers (CPU devices keep the same limit)",
-                         k->name, shared, b, MAX_SHARED_MEM);
-    }
-    return PG_OK;
+    return pg__limits_fit(k->rt, k->name, grid, block, shared, fits);
 }
 
 /* Fill c's arrays (deduplicated, accesses merged), slots and slot map from the arguments. */
@@ -339,7 +317,8 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     if (!k)
         return PG_ERROR_STATE;
     pg__runtime *rt = k->rt;
-    pg_status st = check_dims(k, grid, block, shared_mem);
+    uint32_t fits = 0;
+    pg_status st = check_dims(k, grid, block, shared_mem, &fits);
     pg__comp *c = st ? NULL : pg__comp_new(rt, PG__KERNEL);
     if (!st && !c)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -360,6 +339,7 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     c->grid = grid;
     c->block = block;
     c->shared_mem = shared_mem;
+    c->fits = fits;
     st = pg__exec_submit(rt, c);
     if (!st && rt->opt.sync)
         st = pg__exec_wait(rt, c);

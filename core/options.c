@@ -83,6 +83,7 @@ static pg_status parse_bytes(const char *name, const char *v, uint64_t *out) {
 }
 
 pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
+    pg__error_clear();
     if (!o || !name || !value)
         return pg__error(PG_ERROR_ARGUMENT, "pg_options_set: options, name and value are needed");
     const char **str = NULL;
@@ -107,7 +108,11 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
     else if (!strcmp(name, "check"))
         str = &o->check;
     if (str) {
-        *str = value;
+        const char *copy = pg__intern(value);
+        if (!copy)
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "pg_options_set: out of host memory for %s",
+                             name);
+        *str = copy;
         return PG_OK;
     }
     if (!strcmp(name, "prefetch")) {

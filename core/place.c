@@ -35,21 +35,26 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
     v->candidates = candidates;
 }
 
-/* Devices that have not failed (a kernel faulted there): the only ones work may go to. */
-static uint32_t alive(const pg__runtime *rt) {
+/* Devices that have not failed (a kernel faulted there) and whose limits c fits (the launch
+ * checked that one does): the only ones c may go to. */
+static uint32_t alive(const pg__runtime *rt, const pg__comp *c) {
     uint32_t m = 0;
     for (int d = 0; d < rt->ndev; d++)
         if (!rt->dev[d].failed)
             m |= 1u << d;
-    return m;
+    return m & c->fits;
 }
 
 static pg_status none_alive(pg__runtime *rt, const pg__comp *c) {
+    int d = 0; /* the first device whose limits c fits: it failed too */
+    while (d + 1 < rt->ndev && !(c->fits >> d & 1))
+        d++;
     return pg__error(PG_ERROR_DEVICE,
-                     "kernel '%s' cannot run: every device has failed (device 0: %s); arrays "
+                     "kernel '%s' cannot run: every device %shas failed (device %d: %s); arrays "
                      "with a host copy can still be read",
                      c->kernel ? c->kernel->name : "?",
-                     rt->dev[0].failure ? rt->dev[0].failure : "failed");
+                     c->fits == (1u << rt->ndev) - 1 ? "" : "whose limits allow its launch ", d,
+                     rt->dev[d].failure ? rt->dev[d].failure : "failed");
 }
 
 static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates, int *dev) {
@@ -62,7 +67,7 @@ static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates,
     }
     build_view(rt, c, devs, arrays, &v, candidates);
     /* Looking at the devices may have shown one failed just now. */
-    v.candidates = candidates &= alive(rt);
+    v.candidates = candidates &= alive(rt, c);
     if (!candidates)
         return none_alive(rt, c);
     int d = rt->policy.ops.choose(rt->policy.state, &v);
@@ -95,13 +100,13 @@ pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream
     for (int i = 0; i < c->nparents && n < (int)(sizeof ps / sizeof *ps); i++) {
         pg__comp *p = c->parents[i];
         if (p->stream && !p->stream->copy && !pg__comp_known_done(p) &&
-            !rt->dev[p->device].failed) {
+            !rt->dev[p->device].failed && (c->fits >> p->device & 1)) {
             ps[n++] = p;
             if (!p->stream_taken)
                 free_devs |= 1u << p->device;
         }
     }
-    uint32_t all = alive(rt);
+    uint32_t all = alive(rt, c);
     *stream_parent = NULL;
     if (!all)
         return none_alive(rt, c);

@@ -74,7 +74,8 @@ size_t pg_dtype_size(pg_dtype t);      /* 0 for an invalid dtype */
 
 /* Runtime options. Start from pg_options_init(); NULL strings and negative numbers mean "the
  * default, or the PG_<NAME> environment variable if set". Precedence: explicit field >
- * environment > default. Strings are copied by pg_runtime_new. */
+ * environment > default. Strings are copied by pg_runtime_new: one set directly in a field must
+ * live until pg_runtime_new returns; pg_options_set copies its own. */
 typedef struct pg_options {
     const char *devices;              /* "auto" | "cuda" | "cuda:0,2" | "host:4" */
     const char *policy;               /* device policy name, default "minmax-transfer-time" */
@@ -102,8 +103,10 @@ typedef struct pg_options {
 
 void pg_options_init(pg_options *o);
 /* Set an option by its name (the same names as the struct fields) from a string, as a
- * binding's keyword argument would. The value pointer is kept, not copied: keep it alive
- * until pg_runtime_new returns. Unknown name or unparsable number: PG_ERROR_ARGUMENT. */
+ * binding's keyword argument would. String values are copied: `value` may be freed at once. The
+ * copy is kept by the library for the life of the process, one per distinct value, so a
+ * pg_options stays valid when copied and needs no freeing (a field set directly is the
+ * caller's, as before). Unknown name or unparsable number: PG_ERROR_ARGUMENT. */
 pg_status pg_options_set(pg_options *o, const char *name, const char *value);
 
 /* ---------------------------------------------------------------- runtime */
@@ -138,6 +141,11 @@ void pg_set_interrupt_check(pg_interrupt_check check, void *ctx);
 
 typedef enum pg_device_kind { PG_DEVICE_CPU = 0, PG_DEVICE_CUDA = 1 } pg_device_kind;
 
+/* A grid or block shape (kernel launches) and a device's largest one (pg_device_info). */
+typedef struct pg_dim3 {
+    uint32_t x, y, z;
+} pg_dim3;
+
 typedef struct pg_device_info {
     int id;
     pg_device_kind kind;
@@ -147,6 +155,18 @@ typedef struct pg_device_info {
     int compute_minor;
     int multiprocessors; /* SMs on a GPU, worker threads on a CPU device */
     char uuid[48];       /* "GPU-xxxxxxxx-xxxx-..." as nvidia-smi prints it; "" on CPU devices */
+    /* Launch limits: pg_kernel_launch places a launch only on devices whose limits it fits and
+     * fails with PG_ERROR_ARGUMENT naming them when none does. GPUs report CUDA's device
+     * attributes (an H100: 1024 threads, block (1024, 1024, 64), grid (2^31-1, 65535, 65535),
+     * 227 KiB). CPU devices report what they can run, more than a GPU: 8192 threads per block in
+     * any shape (block (8192, 8192, 8192)), CUDA's grid, 64 MiB of shared memory per block. A
+     * kernel meant for GPUs too should keep to the GPUs' limits. */
+    uint32_t max_threads_per_block;       /* threads in one block: block.x * block.y * block.z */
+    pg_dim3 max_block;                    /* threads per block in each dimension */
+    pg_dim3 max_grid;                     /* blocks per grid in each dimension */
+    uint64_t max_shared_memory_per_block; /* bytes of dynamic shared memory one block may ask
+                                             for (GPUs: the opt-in maximum, less the kernel's
+                                             static __shared__ data) */
 } pg_device_info;
 
 /* Fill up to `capacity` entries; *count gets the number of devices (may exceed capacity). */
@@ -246,10 +266,6 @@ pg_status pg_array_unmap(pg_array *a);
 pg_status pg_array_prefetch(pg_array *a, int location);
 
 /* ---------------------------------------------------------------- kernels */
-
-typedef struct pg_dim3 {
-    uint32_t x, y, z;
-} pg_dim3;
 
 /* A kernel from CUDA source. `name` is the __global__ function (a C++ name expression such
  * as "axpy<float>" works). `signature` may be NULL (inferred from the source: const T* is

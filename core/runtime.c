@@ -13,9 +13,15 @@ static pg_status open_backend(pg__runtime *rt) {
         pg_status st = pg__cuda_backend_open("", timing, &rt->ops, &rt->b, &rt->ndev);
         if (st == PG_OK)
             return PG_OK;
-        pg__log(rt, 1, "no usable GPU (%s); using one CPU device", pg_last_error());
+        /* Expected on a machine without a GPU: logged, and kept as the cause should CPU devices
+         * fail too. */
+        char no_gpu[512];
+        snprintf(no_gpu, sizeof no_gpu, "%s", pg_last_error());
+        pg__log(rt, 1, "no usable GPU (%s); using one CPU device", no_gpu);
         pg__error_clear();
-        return pg__host_backend_open("", timing, rt->opt.check_bounds, &rt->ops, &rt->b, &rt->ndev);
+        st = pg__host_backend_open("", timing, rt->opt.check_bounds, &rt->ops, &rt->b, &rt->ndev);
+        return st ? pg__error_wrap(st, "no usable GPU (%s), and no CPU device instead", no_gpu)
+                  : PG_OK;
     }
     if (!strcmp(spec, "cuda") || !strncmp(spec, "cuda:", 5))
         return pg__cuda_backend_open(spec[4] ? spec + 5 : "", timing, &rt->ops, &rt->b, &rt->ndev);
@@ -55,8 +61,8 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     pthread_cond_init(&rt->cond, NULL);
     rt->fork_gen = pg__fork_generation();
     pg_status st = pg__options_resolve(opts, &rt->opt);
-    if (!st)
-        st = open_backend(rt);
+    if (!st && (st = open_backend(rt)))
+        pg__error_wrap(st, "pg_runtime_new: opening devices '%s'", rt->opt.devices);
     if (!st && rt->ndev > PG_MAX_DEVICES)
         st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
                        PG_MAX_DEVICES);
@@ -67,7 +73,12 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         rt->dev[d].info.id = d;
     }
     if (!st)
-        st = pg__links_init(rt);
+        pg__limits_init(rt);
+    if (!st && (st = pg__links_init(rt)))
+        pg__error_wrap(st,
+                       "pg_runtime_new: reading the interconnect matrix '%s' (option "
+                       "interconnect)",
+                       rt->opt.interconnect);
     if (!st)
         st = pg__policy_open(rt->opt.policy, rt->ndev, &rt->policy);
     if (!st && !(rt->records = pg__records_new()))

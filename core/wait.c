@@ -98,7 +98,7 @@ pg_status pg__wait_event(pg__runtime *rt, pg__bevent *e) {
         st = rt->ops->event_wait_for(rt->b, e, slice);
         if (st != PG_ERROR_TIMEOUT)
             break;
-        pg__error_clear();
+        pg__error_clear(); /* a slice ran out, as expected: wait again, or end in after_slice */
         st = after_slice(&l);
     }
     pthread_mutex_lock(&rt->mu);

@@ -784,9 +784,9 @@ static pg_status run_compiler(const pg__kernel_src *src, const char *cache, buil
                      : "");
     else
         snprintf(what, sizeof what, "see the log");
+    /* The caller puts the kernel's name and the devices before this (pg__error_wrap). */
     pg_status st =
-        pg__error(PG_ERROR_COMPILE, "kernel '%s' failed to compile for CPU devices: %s\n%s",
-                  src->name, what, head);
+        pg__error(PG_ERROR_COMPILE, "the C++ compiler '%s' failed: %s\n%s", b->cxx, what, head);
     pg__error_set_log(log);
     return st;
 }
@@ -835,10 +835,15 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
     /* A cache hit runs no compiler. Without one, any build of the same inputs will do. */
     uint64_t stored_check;
     int hit = 0;
+    why[0] = '\0';
     if (cache && pg__kcache_match(cache, &b.key, b.cxx == NULL, &stored_check))
         hit = load_cached(cache, &b.key, stored_check, &m, why, sizeof why) == 0;
+    /* A cached build that does not load is rebuilt; with no compiler to rebuild it, its reason
+     * is part of the error. */
     if (!hit && !b.cxx)
-        st = pg__error(PG_ERROR_DEVICE, "%s", no_cxx);
+        st = why[0] ? pg__error(PG_ERROR_DEVICE, "%s; the cached build could not be used: %s",
+                                no_cxx, why)
+                    : pg__error(PG_ERROR_DEVICE, "%s", no_cxx);
     if (!hit && !st) {
         uint64_t check = pg__kcache_check(b.key.text, b.key.len);
         if (!(b.tu = translation_unit(src, b.source, blocks, check)))
@@ -846,9 +851,8 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
         if (!st)
             st = run_compiler(src, cache, &b, &opts);
         if (!st && load_module(b.so, check, &m, why, sizeof why) != 0) {
-            st = pg__error(PG_ERROR_COMPILE,
-                           "kernel '%s' compiled for CPU devices but could not be loaded: %s",
-                           src->name, why);
+            st = pg__error(PG_ERROR_COMPILE, "compiled, but the library could not be loaded: %s",
+                           why);
             pg__error_set_log(why);
         }
         /* Loaded already, so the file may go: its bytes into the cache, or away. */

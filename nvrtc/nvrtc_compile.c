@@ -172,10 +172,9 @@ static pg_status compile(const pg__kernel_src *src, int arch, int ptx, pg__nvrtc
         log[ls] = '\0';
     pg_status st = PG_OK;
     if (r) {
-        st = pg__error(
-            PG_ERROR_COMPILE,
-            "kernel '%s' failed to compile with NVRTC %s for %s_%d (see the log): %.600s",
-            src->name, version, ptx ? "compute" : "sm", arch, log ? log : api.error_string(r));
+        /* The caller puts the kernel's name and the device before this (pg__error_wrap). */
+        st = pg__error(PG_ERROR_COMPILE, "NVRTC %s for %s_%d failed (see the log): %.600s", version,
+                       ptx ? "compute" : "sm", arch, log ? log : api.error_string(r));
         pg__error_set_log(log ? log : api.error_string(r));
     }
     const char *lowered = NULL;

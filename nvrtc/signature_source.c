@@ -502,7 +502,7 @@ static int same_params(const char *s, const kernel_site *a, const kernel_site *b
                                        &na) == PG_OK;
     int okb = pg__signature_parse_list("", s + b->lparen + 1, b->rparen - b->lparen - 1, &pb,
                                        &nb) == PG_OK;
-    pg__error_clear();
+    pg__error_clear(); /* a list that does not parse (template parameters) is compared as text */
     int same;
     if (oka && okb) {
         same = na == nb;

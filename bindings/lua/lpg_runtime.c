@@ -13,10 +13,8 @@ lpg_runtime *lpg_check_runtime(lua_State *L, int idx) {
     return r;
 }
 
-/* Fill *o from the option table at index 1. Values that need a string made for them are kept
- * in the anchor table at index 2: pg_options_set keeps the pointers until pg_runtime_new. */
+/* Fill *o from the option table at index 1 (pg_options_set copies the values). */
 static void read_options(lua_State *L, pg_options *o) {
-    lua_Integer kept = 0;
     lua_pushnil(L);
     while (lua_next(L, 1)) {
         if (lua_type(L, -2) != LUA_TSTRING)
@@ -32,11 +30,9 @@ static void read_options(lua_State *L, pg_options *o) {
             value = lua_toboolean(L, -1) ? "1" : "0";
             break;
         case LUA_TNUMBER:
-            /* Convert a copy: converting the table's own value would not matter, but a copy
-             * keeps lua_next's key untouched and the text alive in the anchor. */
+            /* Convert a copy, popped after the set: lua_next's value stays a number. */
             lua_pushvalue(L, -1);
             value = lua_tostring(L, -1);
-            lua_rawseti(L, 2, ++kept);
             break;
         default:
             lpg_error(L, PG_ERROR_ARGUMENT,
@@ -46,7 +42,7 @@ static void read_options(lua_State *L, pg_options *o) {
         pg_status st = pg_options_set(o, name, value);
         if (st != PG_OK)
             lpg_fail(L, st);
-        lua_pop(L, 1);
+        lua_settop(L, 2); /* the key stays for lua_next */
     }
 }
 
@@ -55,7 +51,6 @@ int lpg_runtime_new(lua_State *L) {
     if (!lua_isnoneornil(L, 1))
         luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
-    lua_newtable(L);
     pg_options o;
     pg_options_init(&o);
     if (lua_istable(L, 1))
@@ -166,6 +161,17 @@ static int rt_stats(lua_State *L) {
     return 1;
 }
 
+/* {x, y, z} as a sequence, the shape k(grid, block) takes. */
+static void push_dim3(lua_State *L, pg_dim3 d) {
+    lua_createtable(L, 3, 0);
+    lua_pushinteger(L, (lua_Integer)d.x);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, (lua_Integer)d.y);
+    lua_rawseti(L, -2, 2);
+    lua_pushinteger(L, (lua_Integer)d.z);
+    lua_rawseti(L, -2, 3);
+}
+
 /* rt:devices(): one table per device, in device-id order; `id` is polygpu's 0-based id, the
  * one the DAG's "device" fields use. */
 static int rt_devices(lua_State *L) {
@@ -179,7 +185,7 @@ static int rt_devices(lua_State *L) {
         count = PG_MAX_DEVICES;
     lua_createtable(L, count, 0);
     for (int i = 0; i < count; i++) {
-        lua_createtable(L, 0, 7);
+        lua_createtable(L, 0, 11);
         lua_pushinteger(L, info[i].id);
         lua_setfield(L, -2, "id");
         lua_pushstring(L, info[i].kind == PG_DEVICE_CUDA ? "cuda" : "cpu");
@@ -193,6 +199,13 @@ static int rt_devices(lua_State *L) {
         lua_setfield(L, -2, "compute_minor");
         lua_pushinteger(L, info[i].multiprocessors);
         lua_setfield(L, -2, "multiprocessors");
+        lua_pushinteger(L, (lua_Integer)info[i].max_threads_per_block);
+        lua_setfield(L, -2, "max_threads_per_block");
+        push_dim3(L, info[i].max_block);
+        lua_setfield(L, -2, "max_block");
+        push_dim3(L, info[i].max_grid);
+        lua_setfield(L, -2, "max_grid");
+        lpg_set_u64(L, "max_shared_memory_per_block", info[i].max_shared_memory_per_block);
         lua_rawseti(L, -2, i + 1);
     }
     return 1;

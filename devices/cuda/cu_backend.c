@@ -35,6 +35,8 @@ typedef struct cu_device {
      * then on every call in the context fails, so the device is out for this runtime. */
     _Atomic int fault;
     int major, minor, sms;
+    /* launch limits: threads per block, block x y z, grid x y z, opt-in shared memory */
+    int limit[8];
     size_t memory;
     char name[128];
     char uuid[48];
@@ -120,6 +122,11 @@ static pg_status device_info(pg__backend *b, int dev, pg_device_info *out) {
     out->compute_minor = b->d[dev].minor;
     out->multiprocessors = b->d[dev].sms;
     snprintf(out->uuid, sizeof out->uuid, "%s", b->d[dev].uuid);
+    const int *l = b->d[dev].limit;
+    out->max_threads_per_block = (uint32_t)l[0];
+    out->max_block = (pg_dim3){(uint32_t)l[1], (uint32_t)l[2], (uint32_t)l[3]};
+    out->max_grid = (pg_dim3){(uint32_t)l[4], (uint32_t)l[5], (uint32_t)l[6]};
+    out->max_shared_memory_per_block = (uint64_t)l[7];
     return PG_OK;
 }
 
@@ -399,6 +406,9 @@ static pg_status kernel_build(pg__backend *b, const pg__kernel_src *src, void **
         st = pg__nvrtc_compile(src, b->d[d].major, b->d[d].minor, &k->img[k->narchs]);
         if (!st)
             k->narchs++;
+        else /* one build per architecture: the first GPU of it is named */
+            pg__error_wrap(st, "compiling kernel '%s' for device %d (%s, sm_%d%d)", src->name, d,
+                           b->d[d].name, b->d[d].major, b->d[d].minor);
     }
     if (st) {
         for (int i = 0; i < k->narchs; i++)
@@ -410,6 +420,16 @@ static pg_status kernel_build(pg__backend *b, const pg__kernel_src *src, void **
     return PG_OK;
 }
 
+static pg_status load_function(pg__backend *b, cu_image *k, int i, int dev) {
+    pg_status st = use(b, dev);
+    if (st)
+        return st;
+    CU(b->cu->cuModuleLoadData(&k->mod[dev], k->img[i].data), "cuModuleLoadData");
+    CU(b->cu->cuModuleGetFunction(&k->fn[dev], k->mod[dev], k->img[i].lowered),
+       "cuModuleGetFunction");
+    return PG_OK;
+}
+
 static pg_status kernel_function(pg__backend *b, void *image, int dev, void **fn) {
     cu_image *k = image;
     if (!k->fn[dev]) {
@@ -418,12 +438,10 @@ static pg_status kernel_function(pg__backend *b, void *image, int dev, void **fn
             i++;
         if (i == k->narchs)
             return pg__error(PG_ERROR_INTERNAL, "no image for sm_%d", arch);
-        pg_status st = use(b, dev);
-        if (st)
-            return st;
-        CU(b->cu->cuModuleLoadData(&k->mod[dev], k->img[i].data), "cuModuleLoadData");
-        CU(b->cu->cuModuleGetFunction(&k->fn[dev], k->mod[dev], k->img[i].lowered),
-           "cuModuleGetFunction");
+        pg_status st = load_function(b, k, i, dev);
+        if (st) /* the first launch there: say which kernel and GPU */
+            return pg__error_wrap(st, "loading kernel '%s' on device %d (%s)", k->img[i].lowered,
+                                  dev, b->d[dev].name);
     }
     *fn = k->fn[dev];
     return PG_OK;
@@ -670,6 +688,20 @@ static pg_status open_device(pg__backend *b, int i, int ordinal) {
        "cuDeviceGetAttribute");
     CU(b->cu->cuDeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev),
        "cuDeviceGetAttribute");
+    static const int limit_attr[8] = {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                      CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                                      CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+                                      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN};
+    for (int a = 0; a < 8; a++) {
+        CU(b->cu->cuDeviceGetAttribute(&d->limit[a], limit_attr[a], d->dev),
+           "cuDeviceGetAttribute (launch limits)");
+        if (d->limit[a] < 0)
+            d->limit[a] = 0;
+    }
     int pools = 0;
     CU(b->cu->cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, d->dev),
        "cuDeviceGetAttribute");

@@ -15,6 +15,16 @@
 
 /* Buffers start on a cache line, as a GPU allocation would, so kernels can vectorise. */
 #define ALIGN 64
+/* Launch limits. A CPU device runs a block on one worker thread, each CUDA thread of a block
+ * that synchronises as a fiber with its own stack (devices/host/host_fibers.c), and a block's
+ * dynamic shared memory is ordinary memory of that worker. So a block may have more threads than
+ * on a GPU, in any dimension (z too), and more shared memory. What bounds them is memory each
+ * worker keeps for its next launch: a fiber costs about 4.4 KiB resident (64 KiB of stack
+ * reserved, a guard page), so 8192 threads cost about 36 MiB per worker (measured: 4 blocks of
+ * 8192 on 2 workers, 74 MB), and shared memory costs what the kernel touches of it, per worker.
+ * The grid is CUDA's: the launch loops count blocks in 64 bits, which its product fits. */
+#define CPU_BLOCK_THREADS 8192u
+#define CPU_SHARED_BYTES ((uint64_t)64 << 20)
 /* More threads than this per device is surely a typo in PG_HOST_THREADS. */
 #define MAX_THREADS 4096
 
@@ -101,6 +111,10 @@ static pg_status host_device_info(pg__backend *b, int dev, pg_device_info *out) 
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     out->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
     out->multiprocessors = b->threads;
+    out->max_threads_per_block = CPU_BLOCK_THREADS;
+    out->max_block = (pg_dim3){CPU_BLOCK_THREADS, CPU_BLOCK_THREADS, CPU_BLOCK_THREADS};
+    out->max_grid = (pg_dim3){2147483647u, 65535, 65535};
+    out->max_shared_memory_per_block = CPU_SHARED_BYTES;
     return PG_OK;
 }
 
@@ -224,8 +238,8 @@ static pg_status host_copy(pg__backend *b, pg__bstream *s, int dst_dev, void *ds
 static pg_status host_kernel_build(pg__backend *b, const pg__kernel_src *src, void **image) {
     pg__cpu_module *m;
     pg_status st = pg__cpu_compile(src, &m);
-    if (st)
-        return st;
+    if (st) /* one build serves every CPU device */
+        return pg__error_wrap(st, "compiling kernel '%s' for CPU devices", src->name);
     *image = m;
     return PG_OK;
 }

@@ -48,6 +48,17 @@ int main(void) {
     printf("GPU mode: %d device(s), first: %s (sm_%d%d, %d SMs)\n", ndev, info[0].name,
            info[0].compute_major, info[0].compute_minor, info[0].multiprocessors);
     CHECK(info[0].kind == PG_DEVICE_CUDA && info[0].memory_bytes > 0);
+    /* Launch limits from the device attributes (every GPU since Kepler: 1024 threads per block,
+     * z up to 64, x of the grid up to 2^31-1; at least 48 KiB of shared memory). */
+    printf("limits: %u threads per block, block (%u, %u, %u), grid (%u, %u, %u), %llu bytes of "
+           "shared memory per block\n",
+           info[0].max_threads_per_block, info[0].max_block.x, info[0].max_block.y,
+           info[0].max_block.z, info[0].max_grid.x, info[0].max_grid.y, info[0].max_grid.z,
+           (unsigned long long)info[0].max_shared_memory_per_block);
+    CHECK(info[0].max_threads_per_block == 1024 && info[0].max_block.x == 1024 &&
+          info[0].max_block.z == 64 && info[0].max_grid.x == 2147483647u &&
+          info[0].max_grid.y == 65535);
+    CHECK(info[0].max_shared_memory_per_block >= 48 * 1024);
 
     /* Bad ordinals are named. */
     pg_options bad;
@@ -71,6 +82,16 @@ int main(void) {
     REQUIRE_OK(pg_array_read(b, (uint64_t)N - 2, 2, v));
     CHECK(v[0] == (float)(2 * ndev + 2) && v[1] == v[0]);
 
+    /* Past the GPU's limits: refused with the limit named; at the shared memory limit: runs. */
+    pg_arg big[] = {pg_arg_array(a), pg_arg_float(1.0f), pg_arg_int(N)};
+    CHECK_STATUS(pg_kernel_launch(fill, dim1(1), dim1(2048), 0, big, 3), PG_ERROR_ARGUMENT);
+    CHECK(strstr(pg_last_error(), "allows 1024 threads per block") != NULL);
+    size_t smem = (size_t)info[0].max_shared_memory_per_block;
+    CHECK_STATUS(pg_kernel_launch(fill, dim1(1), dim1(32), smem + 1, big, 3), PG_ERROR_ARGUMENT);
+    CHECK(strstr(pg_last_error(), "of shared memory per block") != NULL);
+    CHECK_OK(pg_kernel_launch(fill, dim1(1), dim1(32), smem, big, 3));
+    CHECK_OK(pg_runtime_sync(rt));
+
     /* A C++ template through a name expression. */
     pg_kernel *sc;
     REQUIRE_OK(pg_kernel_new(rt, TEMPLATE_SRC, "scale<float>", NULL, NULL, &sc));
@@ -85,7 +106,10 @@ int main(void) {
                                NULL, NULL, &broken),
                  PG_ERROR_COMPILE);
     CHECK(strstr(pg_last_error_log(), "undefined_name") != NULL);
-    CHECK(strstr(pg_last_error(), "NVRTC") != NULL);
+    /* The chain: the kernel and the GPU, then NVRTC's message (the cause). */
+    printf("compile error: %.300s\n", pg_last_error());
+    CHECK(!strncmp(pg_last_error(), "compiling kernel 'k' for device 0 (", 35));
+    CHECK(strstr(pg_last_error(), "): NVRTC ") && strstr(pg_last_error(), "undefined_name"));
 
     /* Large host round trip (pinned memory, both directions). */
     float *h = malloc(sizeof(float) * (size_t)N);

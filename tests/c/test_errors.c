@@ -97,7 +97,7 @@ int main(void) {
               PG_ERROR_ARGUMENT, "parameter 2");
     pg_kernel *add1 = test_kernel(rt, "add1", NULL);
     pg_arg good[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(100)};
-    pg_dim3 g = dim1(1), b = dim1(128), zero3 = {0, 1, 1}, big_block = {2048, 1, 1},
+    pg_dim3 g = dim1(1), b = dim1(128), zero3 = {0, 1, 1}, big_block = {16384, 1, 1},
             big_grid = {1, 70000, 1};
     CHECK_MSG(pg_kernel_launch(add1, zero3, b, 0, good, 3), PG_ERROR_ARGUMENT, "at least 1");
     CHECK_MSG(pg_kernel_launch(add1, g, zero3, 0, good, 3), PG_ERROR_ARGUMENT, "at least 1");

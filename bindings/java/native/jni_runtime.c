@@ -22,38 +22,33 @@ JNIEXPORT jint JNICALL Java_polygpu_Native_dtypeParse(JNIEnv *env, jclass cls, j
     return (jint)t;
 }
 
-/* Strings handed to pg_options_set must outlive pg_runtime_new: all are freed at the end. */
+/* pg_options_set copies each value: the C strings go as soon as they are set. */
 JNIEXPORT jlong JNICALL Java_polygpu_Native_runtimeNew(JNIEnv *env, jclass cls, jobjectArray names,
                                                        jobjectArray values) {
     jsize n = (*env)->GetArrayLength(env, names);
-    char **strs = calloc((size_t)n * 2 + 1, sizeof *strs);
-    if (!strs) {
-        pgj_throw_message(env, PG_ERROR_OUT_OF_MEMORY, "out of host memory for the options");
-        return 0;
-    }
     pg_options o;
     pg_options_init(&o);
     pg_runtime *rt = NULL;
     int ok = 1;
     for (jsize i = 0; ok && i < n; i++) {
-        int failed;
+        int failed = 0;
         jbyteArray name = (*env)->GetObjectArrayElement(env, names, i);
         jbyteArray value = (*env)->GetObjectArrayElement(env, values, i);
-        strs[2 * i] = pgj_cstr(env, name, &failed);
+        char *k = pgj_cstr(env, name, &failed), *v = NULL;
+        if (!failed)
+            v = pgj_cstr(env, value, &failed);
         ok = !failed;
-        if (ok) {
-            strs[2 * i + 1] = pgj_cstr(env, value, &failed);
-            ok = !failed;
-        }
         (*env)->DeleteLocalRef(env, name);
         (*env)->DeleteLocalRef(env, value);
         if (ok) {
-            pg_status st = pg_options_set(&o, strs[2 * i], strs[2 * i + 1]);
+            pg_status st = pg_options_set(&o, k, v);
             if (st) {
                 pgj_throw_status(env, st);
                 ok = 0;
             }
         }
+        free(k);
+        free(v);
     }
     if (ok) {
         pg_status st = pg_runtime_new(&o, &rt);
@@ -62,9 +57,6 @@ JNIEXPORT jlong JNICALL Java_polygpu_Native_runtimeNew(JNIEnv *env, jclass cls, 
             rt = NULL;
         }
     }
-    for (jsize i = 0; i < 2 * n; i++)
-        free(strs[i]);
-    free(strs);
     return PGJ_HANDLE(rt);
 }
 
@@ -119,7 +111,12 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
     return out;
 }
 
-/* {long[] (id, kind, memory, major, minor, multiprocessors) per device, String[] names}. */
+/* Per device, in a long[]: id, kind, memory, major, minor, multiprocessors, max threads per
+ * block, max block x y z, max grid x y z, max shared memory per block (Runtime.devices reads
+ * them in this order). */
+#define DEVICE_FIELDS 14
+
+/* {long[] (DEVICE_FIELDS per device), String[] names}. */
 JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeDevices(JNIEnv *env, jclass cls,
                                                                   jlong rt) {
     pg_device_info info[PG_MAX_DEVICES];
@@ -135,20 +132,29 @@ JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeDevices(JNIEnv *env, j
     jclass object_class = (*env)->FindClass(env, "java/lang/Object");
     if (!string_class || !object_class)
         return NULL;
-    jlong nums[PG_MAX_DEVICES * 6];
-    jlongArray jnums = (*env)->NewLongArray(env, count * 6);
+    jlong nums[PG_MAX_DEVICES * DEVICE_FIELDS];
+    jlongArray jnums = (*env)->NewLongArray(env, count * DEVICE_FIELDS);
     jobjectArray names = (*env)->NewObjectArray(env, count, string_class, NULL);
     jobjectArray out = (*env)->NewObjectArray(env, 2, object_class, NULL);
     if (!jnums || !names || !out)
         return NULL;
     for (int d = 0; d < count; d++) {
-        jlong *n = &nums[d * 6];
-        n[0] = info[d].id;
-        n[1] = info[d].kind == PG_DEVICE_CUDA ? 1 : 0;
-        n[2] = (jlong)info[d].memory_bytes;
-        n[3] = info[d].compute_major;
-        n[4] = info[d].compute_minor;
-        n[5] = info[d].multiprocessors;
+        const pg_device_info *i = &info[d];
+        jlong *n = &nums[d * DEVICE_FIELDS];
+        n[0] = i->id;
+        n[1] = i->kind == PG_DEVICE_CUDA ? 1 : 0;
+        n[2] = (jlong)i->memory_bytes;
+        n[3] = i->compute_major;
+        n[4] = i->compute_minor;
+        n[5] = i->multiprocessors;
+        n[6] = i->max_threads_per_block;
+        n[7] = i->max_block.x;
+        n[8] = i->max_block.y;
+        n[9] = i->max_block.z;
+        n[10] = i->max_grid.x;
+        n[11] = i->max_grid.y;
+        n[12] = i->max_grid.z;
+        n[13] = (jlong)i->max_shared_memory_per_block;
         info[d].name[sizeof info[d].name - 1] = '\0';
         jstring name = pgj_string(env, info[d].name);
         if (!name)
@@ -156,7 +162,7 @@ JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeDevices(JNIEnv *env, j
         (*env)->SetObjectArrayElement(env, names, d, name);
         (*env)->DeleteLocalRef(env, name);
     }
-    (*env)->SetLongArrayRegion(env, jnums, 0, count * 6, nums);
+    (*env)->SetLongArrayRegion(env, jnums, 0, count * DEVICE_FIELDS, nums);
     (*env)->SetObjectArrayElement(env, out, 0, jnums);
     (*env)->SetObjectArrayElement(env, out, 1, names);
     return out;

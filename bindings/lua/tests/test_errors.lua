@@ -96,6 +96,34 @@ return {
         still_works()
     end},
 
+    {"CPU devices report their launch limits, and launches are checked against them", function()
+        local r = T.pg.runtime {devices = "host:2"}
+        for _, d in ipairs(r:devices()) do
+            T.eq(d.max_threads_per_block, 8192, "max_threads_per_block")
+            T.eq(table.concat(d.max_block, ","), "8192,8192,8192", "max_block")
+            T.eq(table.concat(d.max_grid, ","), "2147483647,65535,65535", "max_grid")
+            T.eq(d.max_shared_memory_per_block, 64 * 1024 * 1024, "max_shared_memory_per_block")
+        end
+        local count = r:kernel([[
+extern "C" __global__ void count(int *y) {
+  __shared__ int n;
+  if (threadIdx.x == 0) n = 0;
+  __syncthreads();
+  atomicAdd(&n, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) y[blockIdx.x] = n;
+}]], "count")
+        local c = r:array("int32", 2)
+        count(2, 8192)(c) -- past a GPU's 1024 threads per block
+        T.all(c, function() return 8192 end, "a block of 8192 threads")
+        T.raises(function() count(1, 8193)(c) end, "polygpu: argument error",
+            "devices 0-1 (CPU devices) each allows 8192 threads per block")
+        T.raises(function() count(1, 32, 64 * 1024 * 1024 + 1)(c) end,
+            "allows 67108864 bytes (64 MiB) of shared memory per block")
+        r:close()
+        still_works()
+    end},
+
     {"compile errors carry the compiler's message", function()
         local err = T.raises(function()
             rt:kernel('extern "C" __global__ void broken(float *y) { y[0] = undefined_name; }',

@@ -38,31 +38,22 @@ static int runtime_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     pg_options o;
     pg_options_init(&o);
-    PyObject *keep = PyList_New(0); /* pg_options_set keeps pointers into these strings */
-    if (!keep)
-        return -1;
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (kwargs && PyDict_Next(kwargs, &pos, &key, &value)) {
         if (value == Py_None)
             continue; /* the default, or the PG_<NAME> variable */
         PyObject *s = option_string(key, value);
-        if (!s || PyList_Append(keep, s) < 0) {
-            Py_XDECREF(s);
-            Py_DECREF(keep);
+        if (!s)
             return -1;
-        }
-        Py_DECREF(s);
         const char *k = PyUnicode_AsUTF8(key);
         const char *v = PyUnicode_AsUTF8(s);
-        if (!k || !v) {
-            Py_DECREF(keep);
+        pg_status st = k && v ? pg_options_set(&o, k, v) : PG_OK; /* copies v */
+        Py_DECREF(s);
+        if (!k || !v)
             return -1;
-        }
-        pg_status st = pg_options_set(&o, k, v);
         if (st != PG_OK) {
             pgpy_raise(st);
-            Py_DECREF(keep);
             return -1;
         }
     }
@@ -71,11 +62,10 @@ static int runtime_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_BEGIN_ALLOW_THREADS
     st = pg_runtime_new(&o, &h);
     Py_END_ALLOW_THREADS
-    if (st != PG_OK)
+    if (st != PG_OK) {
         pgpy_raise(st);
-    Py_DECREF(keep);
-    if (st != PG_OK)
         return -1;
+    }
     rt->h = h;
     rt->closed = 0;
     return 0;
@@ -347,11 +337,18 @@ static PyObject *runtime_devices(PyObject *self, void *closure) {
         int cuda = info[i].kind == PG_DEVICE_CUDA;
         PyObject *cc = cuda ? Py_BuildValue("(ii)", info[i].compute_major, info[i].compute_minor)
                             : (Py_INCREF(Py_None), Py_None);
+        const pg_device_info *f = &info[i];
         PyObject *d =
-            cc ? Py_BuildValue("{s:i,s:s,s:s,s:K,s:N,s:i}", "id", info[i].id, "kind",
-                               cuda ? "cuda" : "cpu", "name", info[i].name, "memory_bytes",
-                               (unsigned long long)info[i].memory_bytes, "compute_capability", cc,
-                               "multiprocessors", info[i].multiprocessors)
+            cc ? Py_BuildValue("{s:i,s:s,s:s,s:K,s:N,s:i,s:I,s:(III),s:(III),s:K}", "id", f->id,
+                               "kind", cuda ? "cuda" : "cpu", "name", f->name, "memory_bytes",
+                               (unsigned long long)f->memory_bytes, "compute_capability", cc,
+                               "multiprocessors", f->multiprocessors, "max_threads_per_block",
+                               (unsigned)f->max_threads_per_block, "max_block",
+                               (unsigned)f->max_block.x, (unsigned)f->max_block.y,
+                               (unsigned)f->max_block.z, "max_grid", (unsigned)f->max_grid.x,
+                               (unsigned)f->max_grid.y, (unsigned)f->max_grid.z,
+                               "max_shared_memory_per_block",
+                               (unsigned long long)f->max_shared_memory_per_block)
                : NULL;
         if (!d || PyList_Append(list, d) < 0)
             Py_CLEAR(list);
@@ -495,7 +492,10 @@ static PyMethodDef runtime_methods[] = {
 static PyGetSetDef runtime_getset[] = {
     {"devices", runtime_devices, NULL,
      "The devices as dicts: id, kind ('cpu' or 'cuda'), name, memory_bytes,\n"
-     "compute_capability ((major, minor), None on CPU devices) and multiprocessors.",
+     "compute_capability ((major, minor), None on CPU devices), multiprocessors,\n"
+     "and the launch limits: max_threads_per_block, max_block and max_grid ((x, y, z))\n"
+     "and max_shared_memory_per_block (bytes). A launch goes only to devices whose limits\n"
+     "it fits; CPU devices allow 8192 threads per block in any shape and 64 MiB.",
      NULL},
     {"closed", get_closed, NULL, "True once close() ran.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};

@@ -87,7 +87,19 @@ def test_compile_error_has_the_log(rt):
                   "broken")
     assert e.value.status == "PG_ERROR_COMPILE"
     assert "undefined_name" in e.value.log
-    assert "broken" in str(e.value)
+    # The chain: what was being done (the kernel, the devices), then the compiler's message.
+    assert str(e.value).startswith("compiling kernel 'broken' for ")
+    assert "undefined_name" in str(e.value)
+
+
+def test_bad_interconnect_file_names_file_and_cause(tmp_path):
+    path = tmp_path / "links.csv"
+    path.write_text("src,dst,bandwidth_gbps,latency_us\nhost,0,-3,1\n")
+    with pytest.raises(pg.ArgumentError) as e:
+        pg.Runtime(devices="host:1", interconnect=path)
+    assert str(e.value).startswith(
+        f"pg_runtime_new: reading the interconnect matrix '{path}' (option interconnect): "
+        f"{path}:2: ")
 
 
 def test_kernel_not_in_source(rt):
@@ -157,7 +169,8 @@ def test_scalar_out_of_range(rt, add1):
 
 def test_bad_launch_configuration(rt, add1):
     y, x = rt.array("float32", 4), rt.array("float32", 4)
-    for grid, block in ((0, 32), (1, 0), (1, 2048), (1, (32, 32, 2)), ((1, 1, 1, 1), 32),
+    # Past every device's limits: 16384 threads per block (CPU devices allow 8192, GPUs 1024).
+    for grid, block in ((0, 32), (1, 0), (1, 16384), (1, (128, 64, 2)), ((1, 1, 1, 1), 32),
                         (-1, 32), (1.5, 32), ("1", 32), (2 ** 40, 32)):
         with pytest.raises(pg.ArgumentError):
             add1(grid, block)(y, x, 4)
@@ -165,6 +178,47 @@ def test_bad_launch_configuration(rt, add1):
         add1(1, 32, shared_mem=-1)
     with pytest.raises(pg.ArgumentError, match="shared"):
         add1(1, 32, shared_mem=1 << 30)(y, x, 4)
+
+
+BLOCK_SRC = r"""
+extern "C" __global__ void count(int *y, unsigned long long last) {
+  extern __shared__ unsigned char dyn[];
+  __shared__ int n;
+  bool first = threadIdx.x + threadIdx.y + threadIdx.z == 0;
+  if (first) { n = 0; if (last) dyn[last - 1] = 7; }
+  __syncthreads();
+  atomicAdd(&n, 1);
+  __syncthreads();
+  if (first) y[blockIdx.x] = n + (last ? dyn[last - 1] : 0);
+}
+"""
+
+
+def test_cpu_device_limits():
+    """CPU devices report their own launch limits, beyond a GPU's, and launches are checked
+    against them: at the limits they run, past them they fail naming each device's limit."""
+    with pg.Runtime(devices="host:2") as r:
+        for d in r.devices:
+            assert d["max_threads_per_block"] == 8192
+            assert d["max_block"] == (8192, 8192, 8192)
+            assert d["max_grid"] == (2 ** 31 - 1, 65535, 65535)
+            assert d["max_shared_memory_per_block"] == 64 << 20
+        count = r.kernel(BLOCK_SRC, "count")
+        y = r.array("int32", 2)
+        count(2, 8192)(y, 0)
+        assert y.tolist() == [8192, 8192]
+        count(2, (2, 2, 2048))(y, 0)  # z past a GPU's 64
+        assert y.tolist() == [8192, 8192]
+        count(2, 32, shared_mem=64 << 20)(y, 64 << 20)
+        assert y.tolist() == [39, 39]
+        with pytest.raises(pg.ArgumentError,
+                           match=r"devices 0-1 \(CPU devices\) each allows 8192 threads per block"):
+            count(1, 8193)(y, 0)
+        with pytest.raises(pg.ArgumentError, match=r"allows 67108864 bytes \(64 MiB\) of shared"):
+            count(1, 32, shared_mem=(64 << 20) + 1)(y, 0)
+        with pytest.raises(pg.ArgumentError, match="grids up to"):
+            count((1, 65536), 32)(y, 0)
+        assert y.tolist() == [39, 39]  # nothing ran
 
 
 def test_use_after_free(rt, add1):

@@ -1,8 +1,8 @@
 package polygpu;
 
 /**
- * A CUDA grid or block size: x, y and z, each at least 1. The runtime checks the CUDA limits
- * (at most 1024 threads per block, ...) when a kernel is launched.
+ * A CUDA grid or block size: x, y and z, each at least 1. A launch is checked against each
+ * device's limits ({@link Device#maxThreadsPerBlock()}, ...) when a kernel is launched.
  */
 public final class Dim3 {
     /** Size along x. */

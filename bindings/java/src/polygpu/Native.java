@@ -56,7 +56,10 @@ final class Native {
 
     static native long[] runtimeStats(long rt);
 
-    /** {long[] (id, kind, memory, major, minor, multiprocessors) per device, String[] names}. */
+    /**
+     * {long[] (id, kind, memory, major, minor, multiprocessors, max threads per block, max block
+     * x y z, max grid x y z, max shared memory per block) per device, String[] names}.
+     */
     static native Object[] runtimeDevices(long rt);
 
     /**

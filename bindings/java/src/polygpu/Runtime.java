@@ -536,9 +536,11 @@ public final class Runtime implements AutoCloseable {
         String[] names = (String[]) raw[1];
         List<Device> out = new ArrayList<>(names.length);
         for (int i = 0; i < names.length; i++) {
-            int b = i * 6;
+            int b = i * 14; /* the field order of jni_runtime.c's runtimeDevices */
             out.add(new Device((int) n[b], n[b + 1] == 1 ? Device.Kind.CUDA : Device.Kind.CPU,
-                    names[i], n[b + 2], (int) n[b + 3], (int) n[b + 4], (int) n[b + 5]));
+                    names[i], n[b + 2], (int) n[b + 3], (int) n[b + 4], (int) n[b + 5],
+                    (int) n[b + 6], new Dim3((int) n[b + 7], (int) n[b + 8], (int) n[b + 9]),
+                    new Dim3((int) n[b + 10], (int) n[b + 11], (int) n[b + 12]), n[b + 13]));
         }
         return Collections.unmodifiableList(out);
     }

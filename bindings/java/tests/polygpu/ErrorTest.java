@@ -111,9 +111,44 @@ class ErrorTest {
     void badLaunchConfiguration() {
         assertThrows(ArgumentException.class, () -> new Dim3(0));
         assertThrows(ArgumentException.class, () -> new Dim3(4, -1, 1));
+        /* Past every device's limits: CPU devices allow 8192 threads per block, GPUs 1024. */
         assertThrows(ArgumentException.class,
-                () -> fill.launch(GRID, new Dim3(2048), y, 1.0f, N), "too many threads");
+                () -> fill.launch(GRID, new Dim3(16384), y, 1.0f, N), "too many threads");
         assertThrows(ArgumentException.class, () -> fill.configure(GRID, BLOCK, -1));
+    }
+
+    static final String COUNT = "extern \"C\" __global__ void count(int *y) {\n"
+            + "  __shared__ int n;\n"
+            + "  if (threadIdx.x == 0) n = 0;\n"
+            + "  __syncthreads();\n"
+            + "  atomicAdd(&n, 1);\n"
+            + "  __syncthreads();\n"
+            + "  if (threadIdx.x == 0) y[blockIdx.x] = n;\n"
+            + "}\n";
+
+    @Test
+    void cpuDeviceLimits() {
+        try (Runtime r = new Runtime(new Runtime.Options().devices("host:2"))) {
+            for (Device d : r.devices()) {
+                assertEquals(8192, d.maxThreadsPerBlock());
+                assertEquals(new Dim3(8192, 8192, 8192), d.maxBlock());
+                assertEquals(new Dim3(Integer.MAX_VALUE, 65535, 65535), d.maxGrid());
+                assertEquals(64L << 20, d.maxSharedMemoryPerBlock());
+            }
+            Kernel count = r.kernel(COUNT, "count");
+            DeviceArray c = r.array("int32", 2);
+            count.launch(new Dim3(2), new Dim3(8192), c); /* past a GPU's 1024 */
+            assertEquals(8192, c.getInt(0));
+            assertEquals(8192, c.getInt(1));
+            ArgumentException e = assertThrows(ArgumentException.class,
+                    () -> count.launch(new Dim3(1), new Dim3(8193), c));
+            assertTrue(e.getMessage().contains(
+                    "devices 0-1 (CPU devices) each allows 8192 threads per block"), e.getMessage());
+            e = assertThrows(ArgumentException.class,
+                    () -> count.configure(new Dim3(1), new Dim3(32), (64L << 20) + 1).launch(c));
+            assertTrue(e.getMessage().contains("allows 67108864 bytes (64 MiB) of shared memory"),
+                    e.getMessage());
+        }
     }
 
     @Test
