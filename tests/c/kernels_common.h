@@ -41,6 +41,20 @@ static inline const char *test_devices(const char *dflt) {
     return e && *e ? e : dflt;
 }
 
+/* A runtime on exactly these devices, whatever PG_TEST_DEVICES says: for tests whose checks
+ * hold on CPU devices only (timings of every computation, a second device). */
+static inline pg_runtime *test_runtime_on(const char *devices, const char *policy,
+                                          const char *execution) {
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = devices;
+    o.policy = policy;
+    o.execution = execution;
+    pg_runtime *rt = NULL;
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    return rt;
+}
+
 static inline pg_runtime *test_runtime(const char *devices, const char *policy,
                                        const char *execution) {
     pg_options o;

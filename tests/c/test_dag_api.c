@@ -46,7 +46,7 @@ static void launch(pg_kernel *k, const pg_arg *args, int n) {
 /* k1 writes a, k2 reads a and updates b: two kernel vertices and the one edge k1 -> k2, with
  * every field as the program says. */
 static void known_program(void) {
-    pg_runtime *rt = test_runtime("host:1", "round-robin", "async");
+    pg_runtime *rt = test_runtime_on("host:1", "round-robin", "async");
     pg_kernel *fill_out = test_kernel(rt, "fill", "out float *y, float v, int n");
     pg_kernel *add1 = test_kernel(rt, "add1", NULL);
     pg_array *a = test_array(rt, N), *b = test_array(rt, N);
@@ -171,7 +171,7 @@ static void known_program(void) {
 
 /* A copy between two devices (a prefetch) carries its bytes and both ends. */
 static void copy_between_devices(void) {
-    pg_runtime *rt = test_runtime("host:2", "round-robin", "async");
+    pg_runtime *rt = test_runtime_on("host:2", "round-robin", "async");
     pg_kernel *fill_out = test_kernel(rt, "fill", "out float *y, float v, int n");
     pg_array *a = test_array(rt, N);
     pg_arg k1[] = {pg_arg_array(a), pg_arg_float(1), pg_arg_int(N)};
@@ -199,7 +199,7 @@ static void copy_between_devices(void) {
 
 /* Bad indexes and NULLs: a clear error, nothing written. */
 static void misuse(void) {
-    pg_runtime *rt = test_runtime("host:1", "round-robin", "async");
+    pg_runtime *rt = test_runtime_on("host:1", "round-robin", "async");
     pg_kernel *fill_out = test_kernel(rt, "fill", "out float *y, float v, int n");
     pg_array *a = test_array(rt, N);
     pg_arg k1[] = {pg_arg_array(a), pg_arg_float(1), pg_arg_int(N)};

@@ -25,12 +25,7 @@ static uint64_t now_ms(void) {
 
 /* On CPU devices whatever PG_TEST_DEVICES says: the kernel reads a flag in host memory. */
 static pg_runtime *cpu_runtime(const char *devices) {
-    pg_options o;
-    pg_options_init(&o);
-    o.devices = devices;
-    pg_runtime *rt = NULL;
-    REQUIRE_OK(pg_runtime_new(&o, &rt));
-    return rt;
+    return test_runtime_on(devices, NULL, NULL);
 }
 
 static pg_kernel *spin_kernel(pg_runtime *rt) {
