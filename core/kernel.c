@@ -2,8 +2,6 @@
 #include "core/internal.h"
 #include "nvrtc/signature.h"
 
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,63 +158,27 @@ pg_status pg_kernel_params(pg_kernel *h, pg_param_info *out, int capacity, int *
     return PG_OK;
 }
 
-static int is_signed(pg_dtype t) {
-    return t <= PG_INT64;
-}
-static int is_unsigned(pg_dtype t) {
-    return t >= PG_UINT8 && t <= PG_UINT64;
-}
-
-/* Convert a scalar argument to the parameter's type, checking that the value fits. */
+/* Convert a scalar argument to the parameter's type, checking that the value fits: the rules of
+ * pg_element_store, but no floating-point value for an integer parameter, even an integral one. */
 static pg_status convert_scalar(const pg__kernel *k, int i, const pg_arg *a, uint64_t *slot) {
     const pg_param_info *p = &k->params[i];
     const char *pname = p->name[0] ? p->name : "?";
-    int from_float = a->dtype == PG_FLOAT32 || a->dtype == PG_FLOAT64;
     if ((unsigned)a->dtype >= PG_DTYPE_COUNT)
         return pg__error(PG_ERROR_ARGUMENT, "kernel '%s' parameter %d (%s): bad scalar dtype %d",
                          k->name, i + 1, pname, (int)a->dtype);
-    *slot = 0;
-    if (p->dtype == PG_FLOAT32 || p->dtype == PG_FLOAT64) {
-        double v = from_float ? a->v.f : is_signed(a->dtype) ? (double)a->v.i : (double)a->v.u;
-        if (p->dtype == PG_FLOAT32) {
-            if (isfinite(v) && fabs(v) > 3.4028234663852886e38)
-                return pg__error(PG_ERROR_ARGUMENT,
-                                 "kernel '%s' parameter %d (%s): value %g does not fit float32",
-                                 k->name, i + 1, pname, v);
-            float f = (float)v;
-            memcpy(slot, &f, sizeof f);
-        } else {
-            memcpy(slot, &v, sizeof v);
-        }
-        return PG_OK;
-    }
-    if (from_float)
+    int from_float = a->dtype == PG_FLOAT32 || a->dtype == PG_FLOAT64;
+    if (from_float && p->dtype != PG_FLOAT32 && p->dtype != PG_FLOAT64)
         return pg__error(PG_ERROR_ARGUMENT,
                          "kernel '%s' parameter %d (%s): expected an integer (%s), got the "
                          "floating-point value %g",
                          k->name, i + 1, pname, pg_dtype_name(p->dtype), a->v.f);
-    /* Integer to integer: compare in the widest types. */
-    int neg = is_signed(a->dtype) && a->v.i < 0;
-    uint64_t mag = is_unsigned(a->dtype) ? a->v.u : (uint64_t)a->v.i;
-    size_t bits = pg_dtype_size(p->dtype) * 8;
-    int fits;
-    if (is_unsigned(p->dtype))
-        fits = !neg && (bits == 64 || mag < (UINT64_C(1) << bits));
-    else if (neg)
-        fits = bits == 64 || a->v.i >= -(INT64_C(1) << (bits - 1));
-    else
-        fits = mag <= (UINT64_C(1) << (bits - 1)) - 1;
-    if (!fits) {
-        if (neg)
-            return pg__error(PG_ERROR_ARGUMENT,
-                             "kernel '%s' parameter %d (%s): value %" PRId64 " does not fit %s",
-                             k->name, i + 1, pname, a->v.i, pg_dtype_name(p->dtype));
-        return pg__error(PG_ERROR_ARGUMENT,
-                         "kernel '%s' parameter %d (%s): value %" PRIu64 " does not fit %s",
-                         k->name, i + 1, pname, mag, pg_dtype_name(p->dtype));
-    }
-    memcpy(slot, &mag, pg_dtype_size(p->dtype)); /* little-endian: low bytes first */
-    return PG_OK;
+    *slot = 0; /* the element sits at the slot's address, as the kernel reads it */
+    if (pg_element_store(p->dtype, *a, slot) == PG_OK)
+        return PG_OK;
+    char why[256];
+    snprintf(why, sizeof why, "%s", pg_last_error());
+    return pg__error(PG_ERROR_ARGUMENT, "kernel '%s' parameter %d (%s): %s", k->name, i + 1, pname,
+                     why);
 }
 
 /* The shape's own rules here; what each device allows in pg__limits_fit (*fits: where it may go).

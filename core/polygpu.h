@@ -344,6 +344,28 @@ static inline pg_arg pg_arg_float(float v) {
 pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
                            const pg_arg *args, int nargs);
 
+/* ---------------------------------------------------------------- elements */
+
+/* One element in host memory (a pg_array_read or pg_array_write buffer, a host view) to and from
+ * a value carried as a scalar pg_arg is. Bindings turn their language's numbers into elements
+ * and back through these, so every language accepts and refuses the same values with the same
+ * message; kernel scalars are converted by the same rules (and a kernel also refuses any
+ * floating-point value for an integer parameter). No allocation and no lock: one call per
+ * element is cheap. `dst` and `src` need no alignment. */
+
+/* Store `value` (from pg_arg_int, pg_arg_uint, pg_arg_double or pg_arg_float) at `dst` as one
+ * element of type `t`. An integer type takes a value in its range, and from a floating-point
+ * value only an integral one (2.0 is stored, 2.5 is refused: truncate first for C's cast);
+ * float32 refuses a finite value beyond its largest (infinities and NaN are stored); the
+ * floating-point types round to nearest. A value that does not fit is PG_ERROR_ARGUMENT naming
+ * the value, the type and its range ("value 300 does not fit uint8 (out of range 0 to 255)"),
+ * and `dst` is left unchanged. */
+pg_status pg_element_store(pg_dtype t, pg_arg value, void *dst);
+/* Load the element of type `t` at `src` into *out, exactly, as a scalar pg_arg of the widest
+ * type of its kind: dtype PG_INT64 (value in v.i) for int8..int64, PG_UINT64 (v.u) for
+ * uint8..uint64, PG_FLOAT64 (v.f) for float32 and float64. */
+pg_status pg_element_load(pg_dtype t, const void *src, pg_arg *out);
+
 /* ---------------------------------------------------------------- policies */
 
 /* What a device policy sees: read-only. Locations: 0 host, d + 1 device d. */

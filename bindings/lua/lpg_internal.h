@@ -74,6 +74,8 @@ int lpg_kernel_new(lua_State *L);
 /* The remaining runtime methods, in the order of lpg_runtime_methods(). */
 const luaL_Reg *lpg_runtime_methods(void);
 
+/* A Lua number as a scalar pg_arg: an integer as int64, a float as float64 (math.type decides). */
+pg_arg lpg_number_arg(lua_State *L, int idx);
 /* Element conversion between Lua values and one element of `dtype` in host memory. */
 void lpg_push_element(lua_State *L, pg_dtype dtype, const void *src);
 /* Convert the value at idx into *dst; on a value of the wrong kind or out of range, raise an

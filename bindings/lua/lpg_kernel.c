@@ -90,8 +90,7 @@ static int launch(lua_State *L) {
     for (int i = 1; i <= nargs; i++) {
         lpg_array *a;
         if (lua_type(L, i) == LUA_TNUMBER) {
-            args[i - 1] = lua_isinteger(L, i) ? pg_arg_int((int64_t)lua_tointeger(L, i))
-                                              : pg_arg_double((double)lua_tonumber(L, i));
+            args[i - 1] = lpg_number_arg(L, i);
         } else if ((a = lpg_test_array(L, i))) {
             if (!a->a || !a->owner->rt)
                 return lpg_error(L, PG_ERROR_STATE, "kernel argument %d: the array %s", i,

@@ -87,6 +87,27 @@ return {
         T.eq(f[1], math.huge, "infinity fits")
     end},
 
+    {"range errors are the core's message: value, dtype and range, as in every binding",
+     function()
+        -- Word for word as the Python and C suites expect (test_errors.py, test_element.c).
+        local cases = {
+            {"uint8", 300, "value 300 does not fit uint8 (out of range 0 to 255)"},
+            {"int8", -129, "value -129 does not fit int8 (out of range -128 to 127)"},
+            {"uint32", -1, "value -1 does not fit uint32 (out of range 0 to 4294967295)"},
+            {"uint64", 2.0 ^ 64, "value 1.8446744073709552e+19 does not fit uint64 "
+                .. "(out of range 0 to 18446744073709551615)"},
+            {"float32", 1e39, "value 1e+39 does not fit in float32 "
+                .. "(out of range -3.4028235e+38 to 3.4028235e+38)"},
+            {"int16", 0.5, "value 0.5 has no exact int16 representation"},
+        }
+        for _, c in ipairs(cases) do
+            local a = rt:array(c[1], 2)
+            T.raises(function() a[1] = c[2] end, "array element 1: " .. c[3])
+            T.raises(function() a:from_table {0, c[2]} end, "from_table: element 2: " .. c[3])
+            T.eq(a[1], 0, c[1] .. ": nothing written")
+        end
+    end},
+
     {"shapes: a count or a table of dimensions, row-major", function()
         local a = rt:array("float64", {3, 4})
         T.eq(#a, 12, "#a")

@@ -1,174 +1,64 @@
 /* convert.c: Python values <-> packed element buffers (scalars, buffers, nested sequences). */
 #include "pgpy.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
-/* A value on its way between two element types. */
-typedef struct value {
-    int kind; /* 0 signed, 1 unsigned, 2 floating */
-    int64_t i;
-    uint64_t u;
-    double f;
-} value;
-
-static value load(pg_dtype t, const void *p) {
-    value v = {0, 0, 0, 0.0};
-    switch (t) {
-    case PG_INT8:
-        v.i = *(const int8_t *)p;
-        break;
-    case PG_INT16:
-        v.i = *(const int16_t *)p;
-        break;
-    case PG_INT32:
-        v.i = *(const int32_t *)p;
-        break;
-    case PG_INT64:
-        v.i = *(const int64_t *)p;
-        break;
-    case PG_UINT8:
-        v.kind = 1;
-        v.u = *(const uint8_t *)p;
-        break;
-    case PG_UINT16:
-        v.kind = 1;
-        v.u = *(const uint16_t *)p;
-        break;
-    case PG_UINT32:
-        v.kind = 1;
-        v.u = *(const uint32_t *)p;
-        break;
-    case PG_UINT64:
-        v.kind = 1;
-        v.u = *(const uint64_t *)p;
-        break;
-    case PG_FLOAT32:
-        v.kind = 2;
-        v.f = *(const float *)p;
-        break;
-    default:
-        v.kind = 2;
-        v.f = *(const double *)p;
-        break;
-    }
-    return v;
-}
-
-static int fits_signed(value v, int bits, int64_t *out) {
-    if (v.kind == 2) {
-        /* Truncation toward zero, as a C cast and NumPy's astype do; out of range is an error. */
-        double lim = ldexp(1.0, bits - 1);
-        if (!(v.f > -lim - 1.0 && v.f < lim))
-            return 0;
-        *out = (int64_t)v.f;
-        return 1;
-    }
-    if (v.kind == 1) {
-        if (v.u > (uint64_t)INT64_MAX >> (64 - bits))
-            return 0;
-        *out = (int64_t)v.u;
-        return 1;
-    }
-    if (bits < 64 && (v.i < -(INT64_C(1) << (bits - 1)) || v.i > (INT64_C(1) << (bits - 1)) - 1))
-        return 0;
-    *out = v.i;
-    return 1;
-}
-
-static int fits_unsigned(value v, int bits, uint64_t *out) {
-    if (v.kind == 2) {
-        if (!(v.f > -1.0 && v.f < ldexp(1.0, bits)))
-            return 0;
-        *out = (uint64_t)v.f;
-        return 1;
-    }
-    if (v.kind == 0) {
-        if (v.i < 0)
-            return 0;
-        v.u = (uint64_t)v.i;
-    }
-    if (bits < 64 && v.u >> bits)
-        return 0;
-    *out = v.u;
-    return 1;
-}
-
-static double as_double(value v) {
-    return v.kind == 2 ? v.f : v.kind == 1 ? (double)v.u : (double)v.i;
-}
-
-static PyObject *value_repr(value v) {
-    return v.kind == 2   ? PyFloat_FromDouble(v.f)
-           : v.kind == 1 ? PyLong_FromUnsignedLongLong(v.u)
-                         : PyLong_FromLongLong(v.i);
-}
-
-static int store(pg_dtype t, value v, void *p) {
-    int64_t i = 0;
-    uint64_t u = 0;
-    int ok = 1;
-    switch (t) {
-    case PG_INT8:
-        if ((ok = fits_signed(v, 8, &i)))
-            *(int8_t *)p = (int8_t)i;
-        break;
-    case PG_INT16:
-        if ((ok = fits_signed(v, 16, &i)))
-            *(int16_t *)p = (int16_t)i;
-        break;
-    case PG_INT32:
-        if ((ok = fits_signed(v, 32, &i)))
-            *(int32_t *)p = (int32_t)i;
-        break;
-    case PG_INT64:
-        if ((ok = fits_signed(v, 64, &i)))
-            *(int64_t *)p = i;
-        break;
-    case PG_UINT8:
-        if ((ok = fits_unsigned(v, 8, &u)))
-            *(uint8_t *)p = (uint8_t)u;
-        break;
-    case PG_UINT16:
-        if ((ok = fits_unsigned(v, 16, &u)))
-            *(uint16_t *)p = (uint16_t)u;
-        break;
-    case PG_UINT32:
-        if ((ok = fits_unsigned(v, 32, &u)))
-            *(uint32_t *)p = (uint32_t)u;
-        break;
-    case PG_UINT64:
-        if ((ok = fits_unsigned(v, 64, &u)))
-            *(uint64_t *)p = u;
-        break;
-    case PG_FLOAT32: {
-        double d = as_double(v);
-        if ((ok = !isfinite(d) || fabs(d) <= FLT_MAX))
-            *(float *)p = (float)d;
-        break;
-    }
-    default:
-        *(double *)p = as_double(v);
-        break;
-    }
-    if (!ok) {
-        PyObject *r = value_repr(v);
-        if (r) {
-            pgpy_argument_error("value %R does not fit %s", r, pg_dtype_name(t));
-            Py_DECREF(r);
-        }
+/* Range checks and their messages are the core's (pg_element_store), as in every binding. */
+static int store(pg_dtype t, pg_arg v, void *p) {
+    pg_status st = pg_element_store(t, v, p);
+    if (st != PG_OK) {
+        pgpy_raise(st);
         return -1;
     }
     return 0;
 }
 
+/* One element of type `from` at src into one of type t at dst. A float into an integer type is
+ * truncated toward zero first, as a C cast and NumPy's astype do; the result must still fit. */
+static int cast_one(pg_dtype from, const void *src, pg_dtype t, void *dst) {
+    pg_arg v;
+    pg_status st = pg_element_load(from, src, &v);
+    if (st != PG_OK) {
+        pgpy_raise(st);
+        return -1;
+    }
+    if (v.dtype == PG_FLOAT64 && !pgpy_dtype_is_float(t))
+        v.v.f = trunc(v.v.f);
+    return store(t, v, dst);
+}
+
+int pgpy_int_to_arg(PyObject *n, pg_arg *out) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (!overflow) {
+        *out = pg_arg_int(v);
+        return 0;
+    }
+    if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(n);
+        if (!(u == (unsigned long long)-1 && PyErr_Occurred())) {
+            *out = pg_arg_uint(u);
+            return 0;
+        }
+        PyErr_Clear();
+    }
+    return 1;
+}
+
 PyObject *pgpy_scalar_to_py(pg_dtype t, const void *p) {
-    return value_repr(load(t, p));
+    pg_arg v;
+    pg_status st = pg_element_load(t, p, &v);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    return v.dtype == PG_FLOAT64  ? PyFloat_FromDouble(v.v.f)
+           : v.dtype == PG_UINT64 ? PyLong_FromUnsignedLongLong(v.v.u)
+                                  : PyLong_FromLongLong(v.v.i);
 }
 
 int pgpy_scalar_from_py(pg_dtype t, PyObject *obj, void *p) {
-    value v = {0, 0, 0, 0.0};
     if (!pgpy_dtype_is_float(t)) {
         /* Integers only: a float would be silently truncated. */
         if (PyFloat_Check(obj) || !PyIndex_Check(obj)) {
@@ -179,27 +69,12 @@ int pgpy_scalar_from_py(pg_dtype t, PyObject *obj, void *p) {
         PyObject *n = PyNumber_Index(obj);
         if (!n)
             return -1;
-        int overflow = 0;
-        v.i = PyLong_AsLongLongAndOverflow(n, &overflow);
-        if (overflow > 0) {
-            v.kind = 1;
-            v.u = PyLong_AsUnsignedLongLong(n);
-            if (PyErr_Occurred()) {
-                PyErr_Clear();
-                overflow = 1;
-            } else {
-                overflow = 0;
-            }
-        }
-        if (overflow) {
+        pg_arg v;
+        int r = pgpy_int_to_arg(n, &v);
+        if (r > 0)
             pgpy_argument_error("value %R does not fit %s", n, pg_dtype_name(t));
-            Py_DECREF(n);
-            return -1;
-        }
         Py_DECREF(n);
-        if (PyErr_Occurred())
-            return -1;
-        return store(t, v, p);
+        return r ? -1 : store(t, v, p);
     }
     if (!PyFloat_Check(obj) && !PyLong_Check(obj) && !PyIndex_Check(obj) &&
         !(Py_TYPE(obj)->tp_as_number && Py_TYPE(obj)->tp_as_number->nb_float)) {
@@ -207,11 +82,10 @@ int pgpy_scalar_from_py(pg_dtype t, PyObject *obj, void *p) {
                             obj, Py_TYPE(obj)->tp_name);
         return -1;
     }
-    v.kind = 2;
-    v.f = PyFloat_AsDouble(obj);
-    if (v.f == -1.0 && PyErr_Occurred())
+    double f = PyFloat_AsDouble(obj);
+    if (f == -1.0 && PyErr_Occurred())
         return -1;
-    return store(t, v, p);
+    return store(t, pg_arg_double(f), p);
 }
 
 static int is_scalar(PyObject *obj) {
@@ -232,7 +106,7 @@ static int cast_elements(pg_dtype from, const char *src, pg_dtype t, char *dst, 
         return 0;
     }
     for (uint64_t i = 0; i < count; i++)
-        if (store(t, load(from, src + i * fs), dst + i * ts) < 0)
+        if (cast_one(from, src + i * fs, t, dst + i * ts) < 0)
             return -1;
     return 0;
 }
@@ -301,7 +175,7 @@ static int fill_from_buffer(PyObject *obj, pg_dtype t, int ndim, const int64_t *
             r = cast_elements((pg_dtype)from, tmp, t, dst, count);
         } else { /* a 0-d buffer, such as a NumPy scalar: broadcast */
             char one[8];
-            r = store(t, load((pg_dtype)from, tmp), one);
+            r = cast_one((pg_dtype)from, tmp, t, one);
             if (r == 0)
                 broadcast(t, one, dst, count);
         }

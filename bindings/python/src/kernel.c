@@ -107,22 +107,9 @@ static int parse_dim3(PyObject *obj, pg_dim3 *out, const char *what) {
 }
 
 static int int_arg(PyObject *obj, pg_arg *out, const char *kname, Py_ssize_t i) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
-    if (!overflow) {
-        *out = pg_arg_int(v);
-        return 0;
-    }
-    if (overflow > 0) {
-        unsigned long long u = PyLong_AsUnsignedLongLong(obj);
-        if (!(u == (unsigned long long)-1 && PyErr_Occurred())) {
-            *out = pg_arg_uint(u);
-            return 0;
-        }
-        PyErr_Clear();
-    }
+    int r = pgpy_int_to_arg(obj, out);
+    if (r <= 0)
+        return r;
     pgpy_argument_error("kernel '%s' argument %zd: %R does not fit a 64-bit integer", kname, i + 1,
                         obj);
     return -1;

@@ -167,6 +167,43 @@ def test_scalar_out_of_range(rt, add1):
     assert y.tolist() == [0.0] * 4 and b.tolist() == [0] * 4  # nothing ran
 
 
+# One range check, in the core, for every binding and for kernel scalars: the message names the
+# value, the dtype and its range, word for word as the Lua and C suites expect
+# (bindings/lua/tests/test_array.lua, tests/c/test_element.c).
+ELEMENT_RANGE_CASES = [
+    ("uint8", 300, "value 300 does not fit uint8 (out of range 0 to 255)"),
+    ("int8", -129, "value -129 does not fit int8 (out of range -128 to 127)"),
+    ("uint32", -1, "value -1 does not fit uint32 (out of range 0 to 4294967295)"),
+    ("int64", 2 ** 63, "value 9223372036854775808 does not fit int64 "
+                       "(out of range -9223372036854775808 to 9223372036854775807)"),
+    ("float32", 1e39, "value 1e+39 does not fit in float32 "
+                      "(out of range -3.4028235e+38 to 3.4028235e+38)"),
+]
+
+
+@pytest.mark.parametrize("dtype,value,message", ELEMENT_RANGE_CASES)
+def test_element_out_of_range_names_value_dtype_and_range(rt, dtype, value, message):
+    a = rt.array(dtype, 2)
+    for store in (lambda: a.__setitem__(0, value), lambda: a.__setitem__(slice(None), value),
+                  lambda: rt.asarray([1, value], dtype=dtype)):
+        with pytest.raises(pg.ArgumentError) as e:
+            store()
+        assert message in str(e.value)
+    assert a.tolist() == [0, 0]  # nothing was written
+
+
+def test_buffer_casts_truncate_then_range_check(rt):
+    """NumPy casts truncate floats toward zero (as astype does); the result must still fit."""
+    a = rt.array("uint8", 3)
+    a[:] = np.array([1.9, 254.5, -0.5])
+    assert a.tolist() == [1, 254, 0]
+    with pytest.raises(pg.ArgumentError, match=r"value 256 does not fit uint8 \(out of range"):
+        a[:] = np.array([1.0, 256.5, 0.0])
+    with pytest.raises(pg.ArgumentError, match="nan"):
+        a[:] = np.array([1.0, np.nan, 0.0])
+    assert a.tolist() == [1, 254, 0]
+
+
 def test_bad_launch_configuration(rt, add1):
     y, x = rt.array("float32", 4), rt.array("float32", 4)
     # Past every device's limits: 16384 threads per block (CPU devices allow 8192, GPUs 1024).

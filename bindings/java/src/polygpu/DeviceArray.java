@@ -289,10 +289,45 @@ public final class DeviceArray implements AutoCloseable {
         }
     }
 
-    private void check(String accessor, DType a, DType b) {
-        if (dtype != a && dtype != b)
-            throw new ArgumentException(accessor + " needs an array of " + a
-                    + (b != a ? " or " + b : "") + "; this array holds " + dtype);
+    /* ------------------------------------------------------------ typed access */
+
+    /**
+     * How a Java primitive type reaches elements: the dtypes of its width (signed and unsigned
+     * share the bits), its name in messages and its code for the native bulk copies. Each typed
+     * accessor below is one line over {@code get}, {@code set} or {@code copy} with its Prim.
+     */
+    private enum Prim {
+        BYTE("Byte", DType.INT8, DType.UINT8, Native.J_BYTE),
+        SHORT("Short", DType.INT16, DType.UINT16, Native.J_SHORT),
+        INT("Int", DType.INT32, DType.UINT32, Native.J_INT),
+        LONG("Long", DType.INT64, DType.UINT64, Native.J_LONG),
+        FLOAT("Float", DType.FLOAT32, DType.FLOAT32, Native.J_FLOAT),
+        DOUBLE("Double", DType.FLOAT64, DType.FLOAT64, Native.J_DOUBLE);
+
+        final String title;
+        final DType a;
+        final DType b;
+        final int code;
+
+        Prim(String title, DType a, DType b, int code) {
+            this.title = title;
+            this.a = a;
+            this.b = b;
+            this.code = code;
+        }
+
+        /** The accessor's name in messages: getFloat, copyTo(float[]), ... */
+        String accessor(String verb) {
+            return verb.startsWith("copy")
+                    ? verb + "(" + title.toLowerCase(java.util.Locale.ROOT) + "[])"
+                    : verb + title;
+        }
+    }
+
+    private void check(Prim p, String verb) {
+        if (dtype != p.a && dtype != p.b)
+            throw new ArgumentException(p.accessor(verb) + " needs an array of " + p.a
+                    + (p.b != p.a ? " or " + p.b : "") + "; this array holds " + dtype);
     }
 
     private void checkIndex(long i) {
@@ -301,7 +336,16 @@ public final class DeviceArray implements AutoCloseable {
                     "index " + i + " is out of range for an array of " + length + " elements");
     }
 
-    private long get(long i) {
+    /** Elements {@code first..first+count-1} must lie in the array. */
+    private void checkElements(long first, long count) {
+        if (first < 0 || first > length - count)
+            throw new IndexOutOfBoundsException("elements [" + first + ", " + (first + count)
+                    + ") are outside the array of " + length + " elements");
+    }
+
+    /** Element i's bits, zero-extended. */
+    private long get(Prim p, long i) {
+        check(p, "get");
         checkIndex(i);
         long h = enter();
         try {
@@ -311,11 +355,32 @@ public final class DeviceArray implements AutoCloseable {
         }
     }
 
-    private void set(long i, long bits) {
+    /** Writes the low bytes of {@code bits} (the element's width) to element i. */
+    private void set(Prim p, long i, long bits) {
+        check(p, "set");
         checkIndex(i);
         long h = enter();
         try {
             Native.arraySet(h, i, dtype.size(), bits);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Copies between elements {@code first..} and a Java array of p's type, either way. */
+    private void copy(Prim p, boolean fromJava, long first, Object javaArray, int offset,
+            int count, int javaLength) {
+        check(p, fromJava ? "copyFrom" : "copyTo");
+        if (offset < 0 || count < 0 || offset > javaLength - count)
+            throw new IndexOutOfBoundsException("Java array range [" + offset + ", "
+                    + ((long) offset + count) + ") is outside its " + javaLength + " elements");
+        checkElements(first, count);
+        long h = enter();
+        try {
+            if (fromJava)
+                Native.arrayWriteArray(h, first, count, javaArray, offset, p.code);
+            else
+                Native.arrayReadArray(h, first, count, javaArray, offset, p.code);
         } finally {
             exit();
         }
@@ -330,8 +395,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public float getFloat(long i) {
-        check("getFloat", DType.FLOAT32, DType.FLOAT32);
-        return Float.intBitsToFloat((int) get(i));
+        return Float.intBitsToFloat((int) get(Prim.FLOAT, i));
     }
 
     /**
@@ -343,8 +407,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public void setFloat(long i, float v) {
-        check("setFloat", DType.FLOAT32, DType.FLOAT32);
-        set(i, Float.floatToRawIntBits(v) & 0xffffffffL);
+        set(Prim.FLOAT, i, Float.floatToRawIntBits(v));
     }
 
     /**
@@ -356,8 +419,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public double getDouble(long i) {
-        check("getDouble", DType.FLOAT64, DType.FLOAT64);
-        return Double.longBitsToDouble(get(i));
+        return Double.longBitsToDouble(get(Prim.DOUBLE, i));
     }
 
     /**
@@ -369,8 +431,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public void setDouble(long i, double v) {
-        check("setDouble", DType.FLOAT64, DType.FLOAT64);
-        set(i, Double.doubleToRawLongBits(v));
+        set(Prim.DOUBLE, i, Double.doubleToRawLongBits(v));
     }
 
     /**
@@ -383,8 +444,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public int getInt(long i) {
-        check("getInt", DType.INT32, DType.UINT32);
-        return (int) get(i);
+        return (int) get(Prim.INT, i);
     }
 
     /**
@@ -396,8 +456,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public void setInt(long i, int v) {
-        check("setInt", DType.INT32, DType.UINT32);
-        set(i, v & 0xffffffffL);
+        set(Prim.INT, i, v);
     }
 
     /**
@@ -409,8 +468,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public long getLong(long i) {
-        check("getLong", DType.INT64, DType.UINT64);
-        return get(i);
+        return get(Prim.LONG, i);
     }
 
     /**
@@ -422,8 +480,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public void setLong(long i, long v) {
-        check("setLong", DType.INT64, DType.UINT64);
-        set(i, v);
+        set(Prim.LONG, i, v);
     }
 
     /**
@@ -435,8 +492,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public short getShort(long i) {
-        check("getShort", DType.INT16, DType.UINT16);
-        return (short) get(i);
+        return (short) get(Prim.SHORT, i);
     }
 
     /**
@@ -448,8 +504,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public void setShort(long i, short v) {
-        check("setShort", DType.INT16, DType.UINT16);
-        set(i, v & 0xffffL);
+        set(Prim.SHORT, i, v);
     }
 
     /**
@@ -461,8 +516,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public byte getByte(long i) {
-        check("getByte", DType.INT8, DType.UINT8);
-        return (byte) get(i);
+        return (byte) get(Prim.BYTE, i);
     }
 
     /**
@@ -474,44 +528,10 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if {@code i} is outside the array
      */
     public void setByte(long i, byte v) {
-        check("setByte", DType.INT8, DType.UINT8);
-        set(i, v & 0xffL);
+        set(Prim.BYTE, i, v);
     }
 
     /* ------------------------------------------------------------ bulk copies */
-
-    private void checkRange(long first, int offset, int count, int javaLength) {
-        if (offset < 0 || count < 0 || offset > javaLength - count)
-            throw new IndexOutOfBoundsException("Java array range [" + offset + ", "
-                    + ((long) offset + count) + ") is outside its " + javaLength + " elements");
-        if (first < 0 || first > length - count)
-            throw new IndexOutOfBoundsException("elements [" + first + ", " + (first + count)
-                    + ") are outside the array of " + length + " elements");
-    }
-
-    private void read(String what, DType a, DType b, long first, Object dst, int offset,
-            int count, int javaLength, int jtype) {
-        check(what, a, b);
-        checkRange(first, offset, count, javaLength);
-        long h = enter();
-        try {
-            Native.arrayReadArray(h, first, count, dst, offset, jtype);
-        } finally {
-            exit();
-        }
-    }
-
-    private void write(String what, DType a, DType b, long first, Object src, int offset,
-            int count, int javaLength, int jtype) {
-        check(what, a, b);
-        checkRange(first, offset, count, javaLength);
-        long h = enter();
-        try {
-            Native.arrayWriteArray(h, first, count, src, offset, jtype);
-        } finally {
-            exit();
-        }
-    }
 
     /**
      * Copies {@code src} into the first {@code src.length} elements of a {@code float32} array:
@@ -537,8 +557,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyFrom(long first, float[] src, int offset, int count) {
-        write("copyFrom(float[])", DType.FLOAT32, DType.FLOAT32, first, src, offset, count,
-                src.length, Native.J_FLOAT);
+        copy(Prim.FLOAT, true, first, src, offset, count, src.length);
     }
 
     /**
@@ -565,8 +584,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyTo(long first, float[] dst, int offset, int count) {
-        read("copyTo(float[])", DType.FLOAT32, DType.FLOAT32, first, dst, offset, count,
-                dst.length, Native.J_FLOAT);
+        copy(Prim.FLOAT, false, first, dst, offset, count, dst.length);
     }
 
     /**
@@ -592,8 +610,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyFrom(long first, double[] src, int offset, int count) {
-        write("copyFrom(double[])", DType.FLOAT64, DType.FLOAT64, first, src, offset, count,
-                src.length, Native.J_DOUBLE);
+        copy(Prim.DOUBLE, true, first, src, offset, count, src.length);
     }
 
     /**
@@ -620,8 +637,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyTo(long first, double[] dst, int offset, int count) {
-        read("copyTo(double[])", DType.FLOAT64, DType.FLOAT64, first, dst, offset, count,
-                dst.length, Native.J_DOUBLE);
+        copy(Prim.DOUBLE, false, first, dst, offset, count, dst.length);
     }
 
     /**
@@ -648,8 +664,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyFrom(long first, int[] src, int offset, int count) {
-        write("copyFrom(int[])", DType.INT32, DType.UINT32, first, src, offset, count,
-                src.length, Native.J_INT);
+        copy(Prim.INT, true, first, src, offset, count, src.length);
     }
 
     /**
@@ -676,8 +691,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyTo(long first, int[] dst, int offset, int count) {
-        read("copyTo(int[])", DType.INT32, DType.UINT32, first, dst, offset, count, dst.length,
-                Native.J_INT);
+        copy(Prim.INT, false, first, dst, offset, count, dst.length);
     }
 
     /**
@@ -704,8 +718,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyFrom(long first, long[] src, int offset, int count) {
-        write("copyFrom(long[])", DType.INT64, DType.UINT64, first, src, offset, count,
-                src.length, Native.J_LONG);
+        copy(Prim.LONG, true, first, src, offset, count, src.length);
     }
 
     /**
@@ -732,8 +745,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyTo(long first, long[] dst, int offset, int count) {
-        read("copyTo(long[])", DType.INT64, DType.UINT64, first, dst, offset, count, dst.length,
-                Native.J_LONG);
+        copy(Prim.LONG, false, first, dst, offset, count, dst.length);
     }
 
     /**
@@ -760,8 +772,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyFrom(long first, short[] src, int offset, int count) {
-        write("copyFrom(short[])", DType.INT16, DType.UINT16, first, src, offset, count,
-                src.length, Native.J_SHORT);
+        copy(Prim.SHORT, true, first, src, offset, count, src.length);
     }
 
     /**
@@ -788,8 +799,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyTo(long first, short[] dst, int offset, int count) {
-        read("copyTo(short[])", DType.INT16, DType.UINT16, first, dst, offset, count, dst.length,
-                Native.J_SHORT);
+        copy(Prim.SHORT, false, first, dst, offset, count, dst.length);
     }
 
     /**
@@ -816,8 +826,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyFrom(long first, byte[] src, int offset, int count) {
-        write("copyFrom(byte[])", DType.INT8, DType.UINT8, first, src, offset, count, src.length,
-                Native.J_BYTE);
+        copy(Prim.BYTE, true, first, src, offset, count, src.length);
     }
 
     /**
@@ -844,12 +853,15 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if a range is outside its array
      */
     public void copyTo(long first, byte[] dst, int offset, int count) {
-        read("copyTo(byte[])", DType.INT8, DType.UINT8, first, dst, offset, count, dst.length,
-                Native.J_BYTE);
+        copy(Prim.BYTE, false, first, dst, offset, count, dst.length);
     }
 
-    /** Elements in a direct buffer's remaining bytes, which must be whole elements. */
-    private long bufferElements(ByteBuffer b, String what) {
+    /**
+     * Copies between elements {@code first..} and a direct buffer's remaining bytes, which must
+     * be whole elements, either way; advances the buffer's position.
+     */
+    private void copyBuffer(boolean fromJava, long first, ByteBuffer b) {
+        String what = fromJava ? "copyFrom(ByteBuffer)" : "copyTo(ByteBuffer)";
         if (b == null)
             throw new ArgumentException(what + ": the buffer must not be null");
         if (!b.isDirect())
@@ -858,7 +870,20 @@ public final class DeviceArray implements AutoCloseable {
         if (b.remaining() % dtype.size() != 0)
             throw new ArgumentException(what + ": " + b.remaining() + " remaining bytes are not a "
                     + "whole number of " + dtype + " elements (" + dtype.size() + " bytes each)");
-        return b.remaining() / dtype.size();
+        if (!fromJava && b.isReadOnly())
+            throw new ArgumentException(what + ": the buffer is read-only");
+        long count = b.remaining() / dtype.size();
+        checkElements(first, count);
+        long h = enter();
+        try {
+            if (fromJava)
+                Native.arrayWriteBuffer(h, first, count, b, b.position());
+            else
+                Native.arrayReadBuffer(h, first, count, b, b.position());
+        } finally {
+            exit();
+        }
+        b.position(b.limit());
     }
 
     /**
@@ -872,17 +897,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if the elements are outside the array
      */
     public void copyFrom(long first, ByteBuffer src) {
-        long count = bufferElements(src, "copyFrom(ByteBuffer)");
-        if (first < 0 || first > length - count)
-            throw new IndexOutOfBoundsException("elements [" + first + ", " + (first + count)
-                    + ") are outside the array of " + length + " elements");
-        long h = enter();
-        try {
-            Native.arrayWriteBuffer(h, first, count, src, src.position());
-        } finally {
-            exit();
-        }
-        src.position(src.limit());
+        copyBuffer(true, first, src);
     }
 
     /**
@@ -906,19 +921,7 @@ public final class DeviceArray implements AutoCloseable {
      * @throws IndexOutOfBoundsException if the elements are outside the array
      */
     public void copyTo(long first, ByteBuffer dst) {
-        long count = bufferElements(dst, "copyTo(ByteBuffer)");
-        if (dst.isReadOnly())
-            throw new ArgumentException("copyTo(ByteBuffer): the buffer is read-only");
-        if (first < 0 || first > length - count)
-            throw new IndexOutOfBoundsException("elements [" + first + ", " + (first + count)
-                    + ") are outside the array of " + length + " elements");
-        long h = enter();
-        try {
-            Native.arrayReadBuffer(h, first, count, dst, dst.position());
-        } finally {
-            exit();
-        }
-        dst.position(dst.limit());
+        copyBuffer(false, first, dst);
     }
 
     /**

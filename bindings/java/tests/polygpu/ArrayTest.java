@@ -127,6 +127,35 @@ class ArrayTest {
     }
 
     @Test
+    void typeMismatchNamesTheAccessorAndTheDtypes() {
+        DeviceArray f = rt.array("float32", 4);
+        DeviceArray u = rt.array("uint16", 4);
+        String[][] cases = {
+            {message(() -> f.getByte(0)), "getByte needs an array of int8 or uint8"},
+            {message(() -> f.setShort(0, (short) 1)), "setShort needs an array of int16 or uint16"},
+            {message(() -> u.getFloat(0)), "getFloat needs an array of float32; this array holds "
+                    + "uint16"},
+            {message(() -> u.setDouble(0, 1)), "setDouble needs an array of float64"},
+            {message(() -> f.copyFrom(new long[4])), "copyFrom(long[]) needs an array of int64 or "
+                    + "uint64"},
+            {message(() -> f.copyTo(0, new int[4], 0, 4)), "copyTo(int[]) needs an array of int32 "
+                    + "or uint32; this array holds float32"},
+        };
+        for (String[] c : cases)
+            assertTrue(c[0].contains(c[1]), c[0]);
+        /* Unsigned arrays take the signed type's bits, both ways. */
+        u.setShort(0, (short) -1);
+        assertEquals(65535, Short.toUnsignedInt(u.getShort(0)));
+        short[] back = new short[4];
+        u.copyTo(back);
+        assertEquals((short) -1, back[0]);
+    }
+
+    private static String message(org.junit.jupiter.api.function.Executable call) {
+        return assertThrows(ArgumentException.class, call).getMessage();
+    }
+
+    @Test
     void indexOutOfRange() {
         DeviceArray f = rt.array("float32", 4);
         assertThrows(IndexOutOfBoundsException.class, () -> f.getFloat(4));
