@@ -376,7 +376,7 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     if (st) {
         for (int i = 0; i < n; i++)
             pg__comp_unref(rt, ps[i]);
-        free(ps);
+        pg__free(ps);
         if (c)
             pg__comp_unref(rt, c);
         return st;
@@ -519,7 +519,7 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
     if (st) {
         for (int i = 0; ps && i < n; i++)
             pg__comp_unref(rt, ps[i]);
-        free(ps);
+        pg__free(ps);
         if (c)
             pg__comp_unref(rt, c);
         return st;

@@ -3,6 +3,7 @@
 #ifndef PG_INTERNAL_H
 #define PG_INTERNAL_H
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "devices/backend.h"
 #include "devices/interconnect.h"

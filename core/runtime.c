@@ -33,22 +33,22 @@ static void destroy(pg__runtime *rt) {
     }
     pg__dag_records_free(rt);
     pg__comp_pool_free(rt);
-    free(rt->first_failure);
+    pg__free(rt->first_failure);
     for (int d = 0; d < PG_MAX_DEVICES; d++)
-        free(rt->dev[d].failure);
+        pg__free(rt->dev[d].failure);
     pg__policy_close(&rt->policy);
-    free(rt->arrays);
-    free(rt->kernels);
+    pg__free(rt->arrays);
+    pg__free(rt->kernels);
     pthread_cond_destroy(&rt->cond);
     pthread_mutex_destroy(&rt->mu);
-    free(rt);
+    pg__free(rt);
 }
 
 pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     pg__error_clear();
     if (!out)
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_new: out must not be NULL");
-    pg__runtime *rt = calloc(1, sizeof *rt);
+    pg__runtime *rt = pg__calloc(1, sizeof *rt);
     if (!rt)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     pthread_mutex_init(&rt->mu, NULL);
@@ -70,7 +70,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__links_init(rt);
     if (!st)
         st = pg__policy_open(rt->opt.policy, rt->ndev, &rt->policy);
-    if (!st && !(rt->records = calloc(PG__DAG_HISTORY, sizeof *rt->records)))
+    if (!st && !(rt->records = pg__calloc(PG__DAG_HISTORY, sizeof *rt->records)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!st && !(rt->handle = pg__handle_new(PG__H_RUNTIME, rt, rt)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");

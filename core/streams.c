@@ -8,12 +8,12 @@ pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out) {
     if (d->nstreams == PG__MAX_STREAMS)
         return pg__error(PG_ERROR_INTERNAL, "device %d already has %d streams", dev,
                          PG__MAX_STREAMS);
-    pg__stream *s = calloc(1, sizeof *s);
+    pg__stream *s = pg__calloc(1, sizeof *s);
     if (!s)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     pg_status st = rt->ops->stream_new(rt->b, dev, &s->b);
     if (st) {
-        free(s);
+        pg__free(s);
         return st;
     }
     s->device = dev;
@@ -66,7 +66,7 @@ static void stream_free(pg__runtime *rt, pg__stream *s) {
         return;
     pg__comp_set(rt, &s->last, NULL);
     rt->ops->stream_free(rt->b, s->b);
-    free(s);
+    pg__free(s);
 }
 
 void pg__streams_free(pg__runtime *rt) {

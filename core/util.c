@@ -27,7 +27,7 @@ void pg__buf_printf(pg__buf *b, const char *fmt, ...) {
         size_t cap = b->cap ? b->cap * 2 : 4096;
         while (cap < b->len + (size_t)n + 1)
             cap *= 2;
-        char *d = realloc(b->data, cap);
+        char *d = pg__realloc(b->data, cap);
         if (!d) {
             b->failed = 1;
             return;
@@ -69,5 +69,5 @@ void pg__log(pg__runtime *rt, int level, const char *fmt, ...) {
 }
 
 void pg_string_free(char *s) {
-    free(s);
+    pg__free(s);
 }

@@ -51,7 +51,7 @@ static pg__record *find(pg__runtime *rt, uint64_t id) {
 
 static pg_status finish(pg__buf *b, char **out) {
     if (b->failed || !b->data) {
-        free(b->data);
+        pg__free(b->data);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory while exporting");
     }
     *out = b->data;
@@ -243,7 +243,7 @@ pg_status pg_dag_export(pg_runtime *h, pg_dag_format format, const char *path) {
     if (st)
         return st;
     st = write_file(path, s);
-    free(s);
+    pg__free(s);
     return st;
 }
 
@@ -256,7 +256,7 @@ pg_status pg__trace_write_file(pg__runtime *rt, const char *path) {
     if (st)
         return st;
     st = write_file(path, s);
-    free(s);
+    pg__free(s);
     return st;
 }
 

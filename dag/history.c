@@ -23,7 +23,7 @@ pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__
     int cap = 0;
     for (int i = 0; i < nargs; i++)
         cap += 1 + ((args[i].access & PG_ACCESS_OUT) ? args[i].array->nreaders : 0);
-    pg__comp **list = cap <= inline_cap ? inline_buf : malloc((size_t)cap * sizeof *list);
+    pg__comp **list = cap <= inline_cap ? inline_buf : pg__malloc((size_t)cap * sizeof *list);
     if (cap > inline_cap && !list)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     int k = 0;
@@ -84,7 +84,7 @@ pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c) {
             prune(rt, a);
         if (a->nreaders == a->capreaders) {
             int capn = a->capreaders ? a->capreaders * 2 : 4;
-            pg__comp **r = realloc(a->readers, (size_t)capn * sizeof *r);
+            pg__comp **r = pg__realloc(a->readers, (size_t)capn * sizeof *r);
             if (!r)
                 return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
             a->readers = r;
@@ -111,7 +111,7 @@ void pg__dag_forget(pg__runtime *rt, pg__array *a) {
     pg__comp_set(rt, &a->last_writer, NULL);
     for (int r = 0; r < a->nreaders; r++)
         pg__comp_unref(rt, a->readers[r]);
-    free(a->readers);
+    pg__free(a->readers);
     a->readers = NULL;
     a->nreaders = a->capreaders = 0;
 }

@@ -11,20 +11,20 @@ static pg__record *slot_of(pg__runtime *rt, uint64_t id) {
 }
 
 static void clear(pg__record *r) {
-    free(r->arg_ids);
-    free(r->arg_access);
-    free(r->parent_ids);
+    pg__free(r->arg_ids);
+    pg__free(r->arg_access);
+    pg__free(r->parent_ids);
     memset(r, 0, sizeof *r);
 }
 
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
-    uint64_t *ids = malloc(((size_t)c->nargs + 1) * sizeof *ids);
-    pg_access *acc = malloc(((size_t)c->nargs + 1) * sizeof *acc);
-    uint64_t *parents = malloc(((size_t)c->nparents + 1) * sizeof *parents);
+    uint64_t *ids = pg__malloc(((size_t)c->nargs + 1) * sizeof *ids);
+    pg_access *acc = pg__malloc(((size_t)c->nargs + 1) * sizeof *acc);
+    uint64_t *parents = pg__malloc(((size_t)c->nparents + 1) * sizeof *parents);
     if (!ids || !acc || !parents) {
-        free(ids);
-        free(acc);
-        free(parents);
+        pg__free(ids);
+        pg__free(acc);
+        pg__free(parents);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     pg__record *r = &rt->records[c->id % PG__DAG_HISTORY];
@@ -64,7 +64,7 @@ void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent) {
     pg__record *r = slot_of(rt, c->id);
     if (!r)
         return;
-    uint64_t *p = realloc(r->parent_ids, ((size_t)r->nparents + 1) * sizeof *p);
+    uint64_t *p = pg__realloc(r->parent_ids, ((size_t)r->nparents + 1) * sizeof *p);
     if (!p)
         return; /* the export loses one edge; the schedule is unaffected */
     p[r->nparents++] = parent;
@@ -84,6 +84,6 @@ void pg__dag_records_free(pg__runtime *rt) {
         return;
     for (int i = 0; i < PG__DAG_HISTORY; i++)
         clear(&rt->records[i]);
-    free(rt->records);
+    pg__free(rt->records);
     rt->records = NULL;
 }

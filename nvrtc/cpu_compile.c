@@ -1,6 +1,7 @@
 /* cpu_compile.c: CUDA kernel source built for CPU devices: checks, the host compiler found and run,
  * the generated entry point, the on-disk cache, dlopen. */
 #include "nvrtc/cpu_compile.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nvrtc/cpu_features.h"
 #include "nvrtc/cpu_rewrite.h"
@@ -70,7 +71,7 @@ static void sb_add(sbuf *b, const char *fmt, ...) {
         size_t cap = b->cap ? b->cap * 2 : 8192;
         while (cap < b->len + (size_t)n + 1)
             cap *= 2;
-        char *s = realloc(b->s, cap);
+        char *s = pg__realloc(b->s, cap);
         if (!s) {
             b->failed = 1;
             return;
@@ -92,7 +93,7 @@ static void sv_add(strv *a, const char *s) {
         return;
     if (a->n + 2 > a->cap) {
         int cap = a->cap ? a->cap * 2 : 16;
-        char **v = realloc(a->v, (size_t)cap * sizeof *v);
+        char **v = pg__realloc(a->v, (size_t)cap * sizeof *v);
         if (!v) {
             a->failed = 1;
             return;
@@ -100,7 +101,7 @@ static void sv_add(strv *a, const char *s) {
         a->v = v;
         a->cap = cap;
     }
-    if (!(a->v[a->n] = strdup(s))) {
+    if (!(a->v[a->n] = pg__strdup(s))) {
         a->failed = 1;
         return;
     }
@@ -109,8 +110,8 @@ static void sv_add(strv *a, const char *s) {
 
 static void sv_free(strv *a) {
     for (int i = 0; i < a->n; i++)
-        free(a->v[i]);
-    free(a->v);
+        pg__free(a->v[i]);
+    pg__free(a->v);
     memset(a, 0, sizeof *a);
 }
 
@@ -177,14 +178,14 @@ static pg_status option_error(const char *opt) {
 static pg_status translate_options(const char *options, strv *out) {
     if (!options)
         return PG_OK;
-    char *copy = strdup(options);
+    char *copy = pg__strdup(options);
     if (!copy)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     char *save = NULL, *tok[512];
     int n = 0;
     for (char *t = strtok_r(copy, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
         if (n == (int)(sizeof tok / sizeof tok[0])) {
-            free(copy);
+            pg__free(copy);
             return pg__error(PG_ERROR_ARGUMENT, "too many compiler options (at most %d)", n);
         }
         tok[n++] = t;
@@ -264,7 +265,7 @@ static pg_status translate_options(const char *options, strv *out) {
             st = option_error(o);
         }
     }
-    free(copy);
+    pg__free(copy);
     if (!st && out->failed)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     return st;
@@ -296,8 +297,9 @@ static int type_is_safe(const char *t) {
 static char *resolve_exe(const char *name) {
     struct stat st;
     if (strchr(name, '/'))
-        return access(name, X_OK) == 0 && stat(name, &st) == 0 && S_ISREG(st.st_mode) ? strdup(name)
-                                                                                      : NULL;
+        return access(name, X_OK) == 0 && stat(name, &st) == 0 && S_ISREG(st.st_mode)
+                   ? pg__strdup(name)
+                   : NULL;
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
@@ -305,13 +307,13 @@ static char *resolve_exe(const char *name) {
         const char *e = strchr(p, ':');
         size_t dn = e ? (size_t)(e - p) : strlen(p);
         size_t n = dn + strlen(name) + 3;
-        char *cand = malloc(n);
+        char *cand = pg__malloc(n);
         if (!cand)
             return NULL;
         snprintf(cand, n, "%.*s/%s", (int)(dn ? dn : 1), dn ? p : ".", name);
         if (access(cand, X_OK) == 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode))
             return cand;
-        free(cand);
+        pg__free(cand);
         if (!e)
             return NULL;
         p = e + 1;
@@ -388,7 +390,7 @@ static int run_capture(char *const argv[], char **log, int *code) {
     /* ECHILD: the host program reaps children itself (SIGCHLD ignored); the output decides. */
     *code = w < 0 ? 0 : WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
     if (b.failed) {
-        free(b.s);
+        pg__free(b.s);
         b.s = NULL;
     }
     *log = b.s;
@@ -404,7 +406,7 @@ static pg_status compiler_version(const char *cxx, char **out) {
     pthread_mutex_lock(&version_mu);
     for (int i = 0; i < nversions; i++)
         if (strcmp(versions[i].path, cxx) == 0) {
-            *out = strdup(versions[i].line);
+            *out = pg__strdup(versions[i].line);
             pthread_mutex_unlock(&version_mu);
             return *out ? PG_OK : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         }
@@ -421,7 +423,7 @@ static pg_status compiler_version(const char *cxx, char **out) {
                                  "%d): check the installation or set PG_CXX",
                                  cxx, code);
         pg__error_set_log(log);
-        free(log);
+        pg__free(log);
         return st;
     }
     log[strcspn(log, "\n")] = '\0';
@@ -430,13 +432,13 @@ static pg_status compiler_version(const char *cxx, char **out) {
     for (int i = 0; i < nversions && !known; i++)
         known = strcmp(versions[i].path, cxx) == 0;
     if (!known && nversions < (int)(sizeof versions / sizeof versions[0])) {
-        char *p = strdup(cxx), *l = strdup(log);
+        char *p = pg__strdup(cxx), *l = pg__strdup(log);
         if (p && l) {
             versions[nversions].path = p;
             versions[nversions++].line = l;
         } else {
-            free(p);
-            free(l);
+            pg__free(p);
+            pg__free(l);
         }
     }
     pthread_mutex_unlock(&version_mu);
@@ -476,7 +478,7 @@ static char *translation_unit(const pg__kernel_src *src, const char *source, int
         sb_add(&b, "%sp%d", i ? ", " : "", i);
     sb_add(&b, "); });\n}\n");
     if (b.failed) {
-        free(b.s);
+        pg__free(b.s);
         return NULL;
     }
     return b.s;
@@ -565,7 +567,7 @@ static int loaded_share(uint64_t check, pg__cpu_module *m) {
 }
 
 static void loaded_add(uint64_t check, const pg__cpu_module *m) {
-    loaded *l = malloc(sizeof *l);
+    loaded *l = pg__malloc(sizeof *l);
     if (!l)
         return; /* not shared, still correct */
     *l = (loaded){check, m->handle, m->entry, 1, NULL};
@@ -587,7 +589,7 @@ static int loaded_release(void *handle) {
     } else if (*pl) {
         loaded *l = *pl;
         *pl = l->next;
-        free(l);
+        pg__free(l);
     }
     pthread_mutex_unlock(&loaded_mu);
     return keep;
@@ -600,10 +602,10 @@ static int load_cached(const char *cache, const pg__kcache_key *k, uint64_t chec
     char *path = pg__kcache_path(cache, k, ".so"), *data = NULL, *copy = NULL, *dir = NULL;
     size_t len = 0;
     int r = path ? pg__kcache_load(path, check, &data, &len) : -1;
-    free(path);
+    pg__free(path);
     if (r == 0 && pg__kcache_temp_write(cache, ".so", data, len, &copy) != 0) {
         size_t n = strlen(temp_root()) + 20;
-        if ((dir = malloc(n)) != NULL) {
+        if ((dir = pg__malloc(n)) != NULL) {
             snprintf(dir, n, "%s/polygpu-XXXXXX", temp_root());
             if (!mkdtemp(dir) || pg__kcache_temp_write(dir, ".so", data, len, &copy) != 0)
                 r = -1;
@@ -611,17 +613,17 @@ static int load_cached(const char *cache, const pg__kcache_key *k, uint64_t chec
             r = -1;
         }
     }
-    free(data);
+    pg__free(data);
     if (r == 0)
         r = load_module(copy, check, m, why, whyn);
     if (r == 0)
         loaded_add(check, m);
     if (copy)
         unlink(copy); /* the mapping stays */
-    free(copy);
+    pg__free(copy);
     if (dir) {
         rmdir(dir);
-        free(dir);
+        pg__free(dir);
     }
     return r;
 }
@@ -719,28 +721,28 @@ typedef struct build {
 static void build_free(build *b) {
     if (b->cpp) {
         unlink(b->cpp);
-        free(b->cpp);
+        pg__free(b->cpp);
     }
     if (b->so) {
         unlink(b->so); /* already renamed into the cache, or no longer needed once loaded */
-        free(b->so);
+        pg__free(b->so);
     }
     if (b->workdir) {
         rmdir(b->workdir);
-        free(b->workdir);
+        pg__free(b->workdir);
     }
     sv_free(&b->argv);
-    free(b->cxx);
-    free(b->version);
-    free(b->log);
-    free(b->tu);
-    free(b->source);
+    pg__free(b->cxx);
+    pg__free(b->version);
+    pg__free(b->log);
+    pg__free(b->tu);
+    pg__free(b->source);
     pg__kcache_key_free(&b->key);
 }
 
 static char *path_join(const char *dir, const char *file) {
     size_t n = strlen(dir) + strlen(file) + 2;
-    char *p = malloc(n);
+    char *p = pg__malloc(n);
     if (p)
         snprintf(p, n, "%s/%s", dir, file);
     return p;
@@ -751,12 +753,12 @@ static char *path_join(const char *dir, const char *file) {
 static pg_status run_compiler(const pg__kernel_src *src, const char *cache, build *b,
                               const strv *opts) {
     size_t n = strlen(temp_root()) + 20;
-    if (!(b->workdir = malloc(n)))
+    if (!(b->workdir = pg__malloc(n)))
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     snprintf(b->workdir, n, "%s/polygpu-XXXXXX", temp_root());
     if (!mkdtemp(b->workdir)) {
         int e = errno;
-        free(b->workdir);
+        pg__free(b->workdir);
         b->workdir = NULL;
         return pg__error(PG_ERROR_IO,
                          "cannot create a temporary folder in %s for compiling "
@@ -767,7 +769,7 @@ static pg_status run_compiler(const pg__kernel_src *src, const char *cache, buil
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (write_file(b->cpp, b->tu) != 0) {
         int e = errno;
-        free(b->cpp);
+        pg__free(b->cpp);
         b->cpp = NULL;
         return pg__error(PG_ERROR_IO, "cannot write %s/kernel.cpp: %s", b->workdir, strerror(e));
     }
@@ -860,7 +862,7 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
     if (b.cxx && compiler_version(b.cxx, &b.version) != PG_OK) {
         /* A compiler that does not run counts as none: the cache may still serve. */
         snprintf(no_cxx, sizeof no_cxx, "%s", pg_last_error());
-        free(b.cxx);
+        pg__free(b.cxx);
         b.cxx = NULL;
     }
     build_key(src, b.cxx, b.version, blocks, &b.key);
@@ -891,7 +893,7 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
         /* Loaded already, so the file may go: its bytes into the cache, or away. */
         if (!st && b.so_in_cache) {
             pg__kcache_install(cache, &b.key, ".so", b.so);
-            free(b.so);
+            pg__free(b.so);
             b.so = NULL;
         }
     }
@@ -899,7 +901,7 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
     build_free(&b);
     if (st)
         return st;
-    pg__cpu_module *mm = malloc(sizeof *mm);
+    pg__cpu_module *mm = pg__malloc(sizeof *mm);
     if (!mm) {
         dlclose(m.handle);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -918,5 +920,5 @@ void pg__cpu_module_free(pg__cpu_module *m) {
         return;
     if (!loaded_release(m->handle))
         dlclose(m->handle);
-    free(m);
+    pg__free(m);
 }

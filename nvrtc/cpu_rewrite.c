@@ -1,5 +1,6 @@
 /* cpu_rewrite.c: extern __shared__ declarations turned into pointers to dynamic shared memory. */
 #include "nvrtc/cpu_rewrite.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nvrtc/cpu_source.h"
 #include "nvrtc/signature.h"
@@ -23,7 +24,7 @@ static void put(text *t, const char *s, size_t n) {
         size_t cap = t->cap ? t->cap : 256;
         while (cap < t->len + n + 1)
             cap *= 2;
-        char *p = realloc(t->s, cap);
+        char *p = pg__realloc(t->s, cap);
         if (!p) {
             t->failed = 1;
             return;
@@ -226,8 +227,8 @@ static pg_status rewrite(const char *source, const char *name, const char *code,
             emit(out, &d, in_function, line, newlines);
             copied = de + 1;
         }
-        free(d.spec.s);
-        free(d.rest.s);
+        pg__free(d.spec.s);
+        pg__free(d.rest.s);
         if (bad)
             return refuse(name, code, p, "has a form that cannot be rewritten");
     }
@@ -269,11 +270,11 @@ pg_status pg__cpu_rewrite_shared(const char *source, const char *name, char **ou
     if (!st && t.failed)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (st)
-        free(t.s);
+        pg__free(t.s);
     else
         *out = t.s;
-    free(u);
-    free(code);
-    free(pp);
+    pg__free(u);
+    pg__free(code);
+    pg__free(pp);
     return st;
 }

@@ -2,6 +2,7 @@
  * from a free list, stream-ordered device memory from each device's pool, pinned host memory,
  * peer access between every capable pair, NVRTC kernels loaded lazily per device. */
 #include "core/error.h"
+#include "core/alloc.h"
 #include "devices/backend.h"
 #include "devices/cuda/cu_driver.h"
 #include "nvrtc/nvrtc_compile.h"
@@ -137,12 +138,12 @@ static pg_status stream_new(pg__backend *b, int dev, pg__bstream **out) {
     pg_status st = use(b, dev);
     if (st)
         return st;
-    pg__bstream *s = calloc(1, sizeof *s);
+    pg__bstream *s = pg__calloc(1, sizeof *s);
     if (!s)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     CUresult r = b->cu->cuStreamCreate(&s->s, CU_STREAM_NON_BLOCKING);
     if (r) {
-        free(s);
+        pg__free(s);
         return (pg_status)pg__cu_error(b->cu, r, "cuStreamCreate");
     }
     s->dev = dev;
@@ -153,7 +154,7 @@ static pg_status stream_new(pg__backend *b, int dev, pg__bstream **out) {
 static void stream_free(pg__backend *b, pg__bstream *s) {
     if (use(b, s->dev) == PG_OK)
         b->cu->cuStreamDestroy(s->s);
-    free(s);
+    pg__free(s);
 }
 
 static pg_status event_get(pg__backend *b, int dev, pg__bevent **out) {
@@ -163,11 +164,11 @@ static pg_status event_get(pg__backend *b, int dev, pg__bevent **out) {
         b->free_events[dev] = e->next_free;
     pthread_mutex_unlock(&b->mu);
     if (!e) {
-        if (!(e = calloc(1, sizeof *e)))
+        if (!(e = pg__calloc(1, sizeof *e)))
             return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         CUresult r = b->cu->cuEventCreate(&e->e, CU_EVENT_DISABLE_TIMING);
         if (r) {
-            free(e);
+            pg__free(e);
             return (pg_status)pg__cu_error(b->cu, r, "cuEventCreate");
         }
         e->dev = dev;
@@ -275,7 +276,7 @@ static pg_status copy(pg__backend *b, pg__bstream *s, int dst_dev, void *dst, in
 }
 
 static pg_status kernel_build(pg__backend *b, const pg__kernel_src *src, void **image) {
-    cu_image *k = calloc(1, sizeof *k);
+    cu_image *k = pg__calloc(1, sizeof *k);
     if (!k)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     pg_status st = PG_OK;
@@ -293,7 +294,7 @@ static pg_status kernel_build(pg__backend *b, const pg__kernel_src *src, void **
     if (st) {
         for (int i = 0; i < k->narchs; i++)
             pg__nvrtc_image_free(&k->img[i]);
-        free(k);
+        pg__free(k);
         return st;
     }
     *image = k;
@@ -326,7 +327,7 @@ static void kernel_free(pg__backend *b, void *image) {
             b->cu->cuModuleUnload(k->mod[d]);
     for (int i = 0; i < k->narchs; i++)
         pg__nvrtc_image_free(&k->img[i]);
-    free(k);
+    pg__free(k);
 }
 
 static pg_status launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
@@ -389,14 +390,14 @@ static void close_backend(pg__backend *b) {
             for (pg__bevent *e = b->free_events[d], *n; e; e = n) {
                 n = e->next_free;
                 b->cu->cuEventDestroy(e->e);
-                free(e);
+                pg__free(e);
             }
         }
         b->cu->cuDevicePrimaryCtxRelease(b->d[d].dev);
     }
     current = NULL;
     pthread_mutex_destroy(&b->mu);
-    free(b);
+    pg__free(b);
 }
 
 static uint64_t stream_handle(pg__backend *b, pg__bstream *s) {
@@ -598,7 +599,7 @@ pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__b
     pg_status st = parse_spec(spec, count, ord, &n);
     if (st)
         return st;
-    pg__backend *b = calloc(1, sizeof *b);
+    pg__backend *b = pg__calloc(1, sizeof *b);
     if (!b)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     b->cu = cu;

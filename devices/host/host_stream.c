@@ -1,5 +1,6 @@
 /* host_stream.c: CPU-device streams (a worker thread per FIFO) and events (completion counts). */
 #include "devices/host/host_stream.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "devices/host/host_fibers.h"
 
@@ -93,15 +94,15 @@ static void stream_unref(pg__bstream *s) {
     while (s->spare) {
         op *o = s->spare;
         s->spare = o->next;
-        free(o);
+        pg__free(o);
     }
     for (int i = 0; i < s->nfails; i++)
-        free(s->fails[i].msg);
-    free(s->fails);
+        pg__free(s->fails[i].msg);
+    pg__free(s->fails);
     pthread_cond_destroy(&s->done);
     pthread_cond_destroy(&s->work);
     pthread_mutex_destroy(&s->mu);
-    free(s);
+    pg__free(s);
 }
 
 static int reached(pg__bstream *s, uint64_t seq) {
@@ -196,7 +197,7 @@ static void note_failure(pg__bstream *s, uint64_t seq, int dev, const char *msg)
     atomic_store_explicit(&s->any_failed, 1, memory_order_relaxed);
     if (s->nfails == s->capfails) {
         int cap = s->capfails ? 2 * s->capfails : 4;
-        failure *f = realloc(s->fails, (size_t)cap * sizeof *f);
+        failure *f = pg__realloc(s->fails, (size_t)cap * sizeof *f);
         if (!f) {
             if (!s->unrecorded)
                 s->unrecorded = seq;
@@ -205,7 +206,7 @@ static void note_failure(pg__bstream *s, uint64_t seq, int dev, const char *msg)
         s->fails = f;
         s->capfails = cap;
     }
-    s->fails[s->nfails++] = (failure){seq, dev, strdup(msg)};
+    s->fails[s->nfails++] = (failure){seq, dev, pg__strdup(msg)};
 }
 
 static void *worker_main(void *arg) {
@@ -237,7 +238,7 @@ static void *worker_main(void *arg) {
             s->spare = o;
             s->nspare++;
         } else {
-            free(o);
+            pg__free(o);
         }
     }
     pthread_mutex_unlock(&s->mu);
@@ -255,7 +256,7 @@ static op *op_new(pg__bstream *s, op_kind kind, int nslots, pg__timing *t) {
         s->spare = o->next;
         s->nspare--;
         memset(o, 0, sizeof *o);
-    } else if (!(o = calloc(1, sizeof *o + (size_t)cap * sizeof(uint64_t)))) {
+    } else if (!(o = pg__calloc(1, sizeof *o + (size_t)cap * sizeof(uint64_t)))) {
         pthread_mutex_unlock(&s->mu);
         return NULL;
     }
@@ -282,7 +283,7 @@ static void enqueue(pg__bstream *s, op *o) {
 }
 
 pg_status pg__host_stream_new(pg__host_dev *devs, int dev, uint64_t epoch_ns, pg__bstream **out) {
-    pg__bstream *s = calloc(1, sizeof *s);
+    pg__bstream *s = pg__calloc(1, sizeof *s);
     if (!s)
         return no_memory();
     atomic_init(&s->refs, 1);
@@ -389,7 +390,7 @@ pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e) {
 }
 
 pg_status pg__host_event_record(pg__bstream *s, pg__bevent **out) {
-    pg__bevent *e = malloc(sizeof *e);
+    pg__bevent *e = pg__malloc(sizeof *e);
     if (!e)
         return no_memory();
     stream_ref(s);
@@ -455,5 +456,5 @@ void pg__host_event_free(pg__bevent *e) {
     if (!e)
         return;
     stream_unref(e->s);
-    free(e);
+    pg__free(e);
 }
