@@ -903,7 +903,10 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
         return st;
     pg__cpu_module *mm = pg__malloc(sizeof *mm);
     if (!mm) {
-        dlclose(m.handle);
+        /* A shared mapping keeps its other users (a plain dlclose would leave its entry in the
+         * shared list, and the next load of this kernel would run whatever is mapped there). */
+        if (!loaded_release(m.handle))
+            dlclose(m.handle);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     *mm = m;
