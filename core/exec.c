@@ -159,6 +159,18 @@ static pg_status kernel_function(pg__runtime *rt, pg__kernel *k, int dev, void *
     return PG_OK;
 }
 
+/* c was accepted (it is in the DAG and its arrays' histories) but will never run: it counts as
+ * finished, so that nothing waits for it forever, and it changed no value. If its work reached
+ * the stream without an event to track it (enqueued_dev >= 0), that device can no longer be
+ * trusted: it is failed, as after a fault. */
+static void accepted_not_issued(pg__runtime *rt, pg__comp *c, int enqueued_dev) {
+    if (enqueued_dev >= 0)
+        pg__coh_device_failed(rt, enqueued_dev, pg_last_error());
+    c->device = PG_HOST; /* never counted in flight there */
+    c->stream = NULL;
+    pg__comp_finish_host(rt, c);
+}
+
 /* Place c on a device and stream, move its inputs there, launch it, update coherence. Sets
  * *again, having changed nothing, when making room on the device waited with the lock dropped:
  * then c must be placed anew. */
@@ -207,10 +219,12 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     if (!st)
         st = rt->ops->launch(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots, c->nslots,
                              c->timed ? &c->timing : NULL);
+    int enqueued = !st;
     if (!st)
         st = rt->ops->event_record(rt->b, s->b, &c->event);
     if (st) {
         c->timed = 0;
+        accepted_not_issued(rt, c, enqueued ? dev : -1);
         return st;
     }
     pg__exec_issued(rt, c, s);
