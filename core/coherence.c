@@ -117,9 +117,12 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
     if (!st)
         st = rt->ops->copy(rt->b, s->b, dst - 1, dbuf, src - 1, sbuf, a->nbytes,
                            cc->timed ? &cc->timing : NULL);
+    int enqueued = !st;
     if (!st)
         st = rt->ops->event_record(rt->b, s->b, &cc->event);
     if (st) {
+        if (enqueued) /* a copy with no event to track it: the device is no longer trusted */
+            pg__coh_device_failed(rt, s->device, pg_last_error());
         cc->timed = 0;
         pg__comp_unref(rt, cc);
         return st;

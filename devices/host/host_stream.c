@@ -65,7 +65,10 @@ struct pg__bstream {
     uint64_t epoch_ns;
     failure *fails; /* failed operations, by seq (mu); few: a failed device gets no new work */
     int nfails, capfails;
-    uint64_t unrecorded;   /* first failed seq there was no memory to record (0: none) */
+    uint64_t unrecorded; /* first failed seq there was no memory to record (0: none) */
+    /* An event's memory, allocated with each op before it is queued: recording the event that
+     * tracks queued work cannot then fail (untracked work would have to fail the device). */
+    struct pg__bevent *event_spare;
     atomic_int any_failed; /* set (under mu) before a failed op completes: a lock-free "none" */
 };
 
@@ -99,6 +102,7 @@ static void stream_unref(pg__bstream *s) {
     for (int i = 0; i < s->nfails; i++)
         pg__free(s->fails[i].msg);
     pg__free(s->fails);
+    pg__free(s->event_spare);
     pthread_cond_destroy(&s->done);
     pthread_cond_destroy(&s->work);
     pthread_mutex_destroy(&s->mu);
@@ -260,6 +264,11 @@ static op *op_new(pg__bstream *s, op_kind kind, int nslots, pg__timing *t) {
         pthread_mutex_unlock(&s->mu);
         return NULL;
     }
+    if (!s->event_spare && !(s->event_spare = pg__malloc(sizeof *s->event_spare))) {
+        pg__free(o);
+        pthread_mutex_unlock(&s->mu);
+        return NULL;
+    }
     o->kind = kind;
     o->cap = cap;
     o->t = t;
@@ -390,14 +399,16 @@ pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e) {
 }
 
 pg_status pg__host_event_record(pg__bstream *s, pg__bevent **out) {
-    pg__bevent *e = pg__malloc(sizeof *e);
-    if (!e)
+    pthread_mutex_lock(&s->mu);
+    pg__bevent *e = s->event_spare;
+    s->event_spare = NULL;
+    uint64_t seq = s->enqueued;
+    pthread_mutex_unlock(&s->mu);
+    if (!e && !(e = pg__malloc(sizeof *e))) /* no op queued since the last event */
         return no_memory();
     stream_ref(s);
     e->s = s;
-    pthread_mutex_lock(&s->mu);
-    e->seq = s->enqueued;
-    pthread_mutex_unlock(&s->mu);
+    e->seq = seq;
     *out = e;
     return PG_OK;
 }
