@@ -265,7 +265,10 @@ pg_status pg__cpu_rewrite_shared(const char *source, const char *name, char **ou
         /* Unbalanced braces (nu < 0): the compiler will say so; meanwhile a declaration is
          * taken to be in a function. */
         int nu = pg__cpu_units(code, &u);
-        st = rewrite(source, name, code, u, nu, &t);
+        /* Out of memory is no unbalanced brace: rewriting as if it were would compile another
+         * kernel, cached under this source's key. */
+        st = nu == -2 ? pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory")
+                      : rewrite(source, name, code, u, nu, &t);
     }
     if (!st && t.failed)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");

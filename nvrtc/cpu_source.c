@@ -156,7 +156,7 @@ int pg__cpu_units(const char *code, pg__cpu_unit **out) {
     add(&a, code, start, body == SIZE_MAX ? n : body, n);
     if (a.failed || depth != 0 || scopes != 0) {
         pg__free(a.u);
-        return -1;
+        return a.failed ? -2 : -1;
     }
     *out = a.u;
     return a.n;
