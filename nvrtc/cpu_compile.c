@@ -293,13 +293,17 @@ static int type_is_safe(const char *t) {
 
 /* ------------------------------------------------------------------ the host compiler */
 
-/* A runnable file: a path with '/' as is, a bare name searched in PATH. malloc'ed or NULL. */
-static char *resolve_exe(const char *name) {
+/* A runnable file: a path with '/' as is, a bare name searched in PATH. malloc'ed, or NULL (with
+ * *oom set when memory ran out: that says nothing of whether the file exists). */
+static char *resolve_exe(const char *name, int *oom) {
     struct stat st;
-    if (strchr(name, '/'))
-        return access(name, X_OK) == 0 && stat(name, &st) == 0 && S_ISREG(st.st_mode)
-                   ? pg__strdup(name)
-                   : NULL;
+    if (strchr(name, '/')) {
+        if (access(name, X_OK) != 0 || stat(name, &st) != 0 || !S_ISREG(st.st_mode))
+            return NULL;
+        char *p = pg__strdup(name);
+        *oom = !p;
+        return p;
+    }
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
@@ -308,8 +312,10 @@ static char *resolve_exe(const char *name) {
         size_t dn = e ? (size_t)(e - p) : strlen(p);
         size_t n = dn + strlen(name) + 3;
         char *cand = pg__malloc(n);
-        if (!cand)
+        if (!cand) {
+            *oom = 1;
             return NULL;
+        }
         snprintf(cand, n, "%.*s/%s", (int)(dn ? dn : 1), dn ? p : ".", name);
         if (access(cand, X_OK) == 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode))
             return cand;
@@ -321,12 +327,14 @@ static char *resolve_exe(const char *name) {
 }
 
 /* PG_CXX (strict: an explicit choice that cannot be run is an error, never a silent fallback),
- * then CXX, c++, g++, clang++. On failure why gets the message. */
-static char *find_compiler(char *why, size_t whyn) {
+ * then CXX, c++, g++, clang++. On failure why gets the message, or *oom says memory ran out
+ * (then no later candidate is tried: it would silently replace the one asked for). */
+static char *find_compiler(char *why, size_t whyn, int *oom) {
     const char *pg = getenv("PG_CXX");
+    *oom = 0;
     if (pg && *pg) {
-        char *p = resolve_exe(pg);
-        if (!p)
+        char *p = resolve_exe(pg, oom);
+        if (!p && !*oom)
             snprintf(why, whyn,
                      "PG_CXX is '%s', which is not an executable C++ compiler: set PG_CXX to "
                      "one (e.g. g++) or unset it",
@@ -335,8 +343,8 @@ static char *find_compiler(char *why, size_t whyn) {
     }
     const char *cands[] = {getenv("CXX"), "c++", "g++", "clang++"};
     for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-        char *p = cands[i] && *cands[i] ? resolve_exe(cands[i]) : NULL;
-        if (p)
+        char *p = cands[i] && *cands[i] ? resolve_exe(cands[i], oom) : NULL;
+        if (p || *oom)
             return p;
     }
     snprintf(why, whyn,
@@ -858,8 +866,19 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
     const char *cache = src->cache_dir && *src->cache_dir && pg__kcache_dir(src->cache_dir) == 0
                             ? src->cache_dir
                             : NULL;
-    b.cxx = find_compiler(no_cxx, sizeof no_cxx);
-    if (b.cxx && compiler_version(b.cxx, &b.version) != PG_OK) {
+    int cxx_oom;
+    b.cxx = find_compiler(no_cxx, sizeof no_cxx, &cxx_oom);
+    pg_status vst = b.cxx ? compiler_version(b.cxx, &b.version) : PG_OK;
+    if (cxx_oom || vst == PG_ERROR_OUT_OF_MEMORY) {
+        /* Says nothing of the compiler: going on as if there were none would serve another
+         * compiler's build, or another compiler would build it. */
+        sv_free(&opts);
+        build_free(&b);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY,
+                         "out of host memory looking for the C++ compiler of kernel '%s'",
+                         src->name);
+    }
+    if (vst) {
         /* A compiler that does not run counts as none: the cache may still serve. */
         snprintf(no_cxx, sizeof no_cxx, "%s", pg_last_error());
         pg__free(b.cxx);
