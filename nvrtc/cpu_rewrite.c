@@ -75,7 +75,7 @@ static size_t skip_space(const char *s, size_t i, size_t to) {
     return i;
 }
 
-/* 0 ok; -1 a form that cannot be rewritten. */
+/* 0 ok; -1 a form that cannot be rewritten; -2 out of memory. */
 static int parse(const char *s, size_t from, size_t to, decl *d) {
     size_t i = from;
     int depth = 0; /* template argument lists in the type */
@@ -146,7 +146,7 @@ static int parse(const char *s, size_t from, size_t to, decl *d) {
     put(&d->rest, "", 0);
     while (d->spec.len && d->spec.s[d->spec.len - 1] == ' ')
         d->spec.s[--d->spec.len] = '\0';
-    return d->spec.failed || d->rest.failed ? -1 : 0;
+    return d->spec.failed || d->rest.failed ? -2 : 0;
 }
 
 /* The replacement of one declaration. In a function: a local pointer. At namespace scope a
@@ -229,6 +229,8 @@ static pg_status rewrite(const char *source, const char *name, const char *code,
         }
         pg__free(d.spec.s);
         pg__free(d.rest.s);
+        if (bad == -2)
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         if (bad)
             return refuse(name, code, p, "has a form that cannot be rewritten");
     }
