@@ -234,7 +234,7 @@ typedef struct pg__record {
     int nargs;
     uint64_t *arg_ids;
     pg_access *arg_access;
-    int nparents;
+    int nparents, capparents; /* room for the copies scheduling adds (one per argument) */
     uint64_t *parent_ids;
     uint64_t start_ns, end_ns; /* 0 when not timed (GPUs without the trace option) */
     uint64_t submit_ns;        /* when the script submitted it, host clock */
