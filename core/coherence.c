@@ -123,6 +123,7 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
     if (st) {
         if (enqueued) /* a copy with no event to track it: the device is no longer trusted */
             pg__coh_device_failed(rt, s->device, pg_last_error());
+        pg__dag_record_drop(rt, cc); /* no copy: the DAG does not show one */
         cc->timed = 0;
         pg__comp_unref(rt, cc);
         return st;

@@ -136,8 +136,8 @@ static pg_status accept(pg__runtime *rt, pg__comp *c, const char *name) {
     if (c->recorded)
         return PG_OK;
     pg_status st = pg__dag_record(rt, c, name);
-    if (!st)
-        st = pg__dag_commit(rt, c);
+    if (!st && (st = pg__dag_commit(rt, c)) != PG_OK)
+        pg__dag_record_drop(rt, c); /* not accepted: the DAG does not show it */
     if (st)
         return st;
     c->recorded = 1;

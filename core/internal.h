@@ -420,6 +420,7 @@ pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c);
 void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array freed) */
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name);
 void pg__dag_record_device(pg__runtime *rt, pg__comp *c); /* device/stream chosen */
+void pg__dag_record_drop(pg__runtime *rt, pg__comp *c);   /* it will not run after all */
 void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent);
 void pg__dag_record_timing(pg__runtime *rt, pg__comp *c);
 void pg__dag_records_free(pg__runtime *rt);

@@ -56,6 +56,12 @@ pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
     return PG_OK;
 }
 
+void pg__dag_record_drop(pg__runtime *rt, pg__comp *c) {
+    pg__record *r = slot_of(rt, c->id);
+    if (r)
+        clear(r);
+}
+
 void pg__dag_record_device(pg__runtime *rt, pg__comp *c) {
     pg__record *r = slot_of(rt, c->id);
     if (r) {
