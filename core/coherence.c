@@ -183,8 +183,8 @@ pg_status pg__coh_acquire(pg__runtime *rt, pg__comp *c, pg__array *a, int dev, p
     if (st)
         return st;
     add_input(c, cc);
-    pg__dag_record_add_parent(rt, c, cc->id);
-    if (cs != s)
+    st = pg__dag_record_add_parent(rt, c, cc->id);
+    if (!st && cs != s)
         st = rt->ops->stream_wait(rt->b, s->b, cc->event);
     return st;
 }
@@ -237,9 +237,10 @@ pg_status pg__coh_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp *
     pg_status st = copy_stream_for(rt, a, src, 0, &s);
     if (!st)
         st = issue_copy(rt, a, src, 0, s, &cc);
+    if (!st)
+        st = pg__dag_record_add_parent(rt, c, cc->id);
     if (st)
-        return st;
-    pg__dag_record_add_parent(rt, c, cc->id);
+        return st; /* a copy issued stays: the host copy is current once it is done */
     pg__comp_ref(cc);
     *wait = cc;
     return PG_OK;

@@ -239,8 +239,7 @@ static pg_status add_parent(pg__runtime *rt, pg__comp *w, pg__comp *p) {
     pg__comp_ref(p);
     ps[w->nparents++] = p;
     w->parents = ps;
-    pg__dag_record_add_parent(rt, w, p->id);
-    return PG_OK;
+    return pg__dag_record_add_parent(rt, w, p->id);
 }
 
 /* Copy a's only current value (on a device, which no unfinished work uses) to the host; then

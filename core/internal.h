@@ -234,7 +234,7 @@ typedef struct pg__record {
     int nargs;
     uint64_t *arg_ids;
     pg_access *arg_access;
-    int nparents, capparents; /* room for the copies scheduling adds (one per argument) */
+    int nparents;
     uint64_t *parent_ids;
     uint64_t start_ns, end_ns; /* 0 when not timed (GPUs without the trace option) */
     uint64_t submit_ns;        /* when the script submitted it, host clock */
@@ -421,7 +421,9 @@ void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array f
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name);
 void pg__dag_record_device(pg__runtime *rt, pg__comp *c); /* device/stream chosen */
 void pg__dag_record_drop(pg__runtime *rt, pg__comp *c);   /* it will not run after all */
-void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent);
+/* An edge found while scheduling (a copy c waits for); PG_ERROR_OUT_OF_MEMORY if it could not be
+ * recorded: the caller fails rather than export a DAG without it. */
+pg_status pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent);
 void pg__dag_record_timing(pg__runtime *rt, pg__comp *c);
 void pg__dag_records_free(pg__runtime *rt);
 pg_status pg__dag_to_json(pg__runtime *rt, char **out);

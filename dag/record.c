@@ -20,10 +20,7 @@ static void clear(pg__record *r) {
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
     uint64_t *ids = pg__malloc(((size_t)c->nargs + 1) * sizeof *ids);
     pg_access *acc = pg__malloc(((size_t)c->nargs + 1) * sizeof *acc);
-    /* Scheduling adds at most one copy per argument as a parent (pg__dag_record_add_parent),
-     * when a failure can no longer be reported: the room is taken now. */
-    int capparents = c->nparents + c->nargs + 1;
-    uint64_t *parents = pg__malloc((size_t)capparents * sizeof *parents);
+    uint64_t *parents = pg__malloc(((size_t)c->nparents + 1) * sizeof *parents);
     if (!ids || !acc || !parents) {
         pg__free(ids);
         pg__free(acc);
@@ -46,7 +43,6 @@ pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
         acc[i] = c->args[i].access;
     }
     r->nparents = c->nparents;
-    r->capparents = capparents;
     r->parent_ids = parents;
     for (int i = 0; i < c->nparents; i++)
         parents[i] = c->parents[i]->id;
@@ -70,18 +66,18 @@ void pg__dag_record_device(pg__runtime *rt, pg__comp *c) {
     }
 }
 
-void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent) {
+pg_status pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent) {
     pg__record *r = slot_of(rt, c->id);
     if (!r)
-        return;
-    if (r->nparents == r->capparents) { /* past the room reserved: not expected */
-        uint64_t *p = pg__realloc(r->parent_ids, ((size_t)r->nparents + 1) * sizeof *p);
-        if (!p)
-            return; /* the export loses one edge; the schedule is unaffected */
-        r->parent_ids = p;
-        r->capparents = r->nparents + 1;
-    }
-    r->parent_ids[r->nparents++] = parent;
+        return PG_OK; /* out of the history already */
+    /* Grown one at a time: a list with room to spare would change the size of these small,
+     * long-lived blocks, which then pin the holes freed arrays leave in the heap. */
+    uint64_t *p = pg__realloc(r->parent_ids, ((size_t)r->nparents + 1) * sizeof *p);
+    if (!p)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    p[r->nparents++] = parent;
+    r->parent_ids = p;
+    return PG_OK;
 }
 
 void pg__dag_record_timing(pg__runtime *rt, pg__comp *c) {
