@@ -1,6 +1,8 @@
 /* buf.c: the growable printf string (buf.h). */
 #include "base/buf.h"
 
+#include "core/alloc.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +27,7 @@ void pg__buf_printf(pg__buf *b, const char *fmt, ...) {
         size_t cap = b->cap ? b->cap * 2 : 4096;
         while (cap < b->len + (size_t)n + 1)
             cap *= 2;
-        char *d = realloc(b->data, cap);
+        char *d = pg__realloc(b->data, cap);
         if (!d) {
             b->failed = 1;
             return;

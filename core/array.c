@@ -8,7 +8,7 @@
 static pg_status add_live(pg__runtime *rt, pg__array *a) {
     if (rt->narrays == rt->caparrays) {
         int cap = rt->caparrays ? rt->caparrays * 2 : 64;
-        pg__array **n = realloc(rt->arrays, (size_t)cap * sizeof *n);
+        pg__array **n = pg__realloc(rt->arrays, (size_t)cap * sizeof *n);
         if (!n)
             return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for the array table");
         rt->arrays = n;
@@ -66,7 +66,7 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
                          "pg_array_new: %llu bytes is more than any device's memory (%llu bytes)",
                          (unsigned long long)nbytes, (unsigned long long)largest);
     }
-    pg__array *a = calloc(1, sizeof *a);
+    pg__array *a = pg__calloc(1, sizeof *a);
     pg_status st = a ? PG_OK : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!st)
         st = add_live(rt, a);
@@ -79,7 +79,7 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
     }
     if (st) {
         pg__leave(rt);
-        free(a);
+        pg__free(a);
         return st;
     }
     a->rt = rt;
@@ -117,7 +117,7 @@ void pg__array_unref(pg__array *a) {
             rt->ops->dev_free(rt->b, d, a->dev[d]);
             pg__evict_forget(rt, a, d);
         }
-    free(a);
+    pg__free(a);
 }
 
 pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {

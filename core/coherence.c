@@ -36,12 +36,12 @@ pg_status pg__coh_input_reserve(pg__comp *c) {
     if (c->ninputs < c->capinputs)
         return PG_OK;
     int cap = 2 * c->capinputs;
-    pg__comp **n = malloc((size_t)cap * sizeof *n);
+    pg__comp **n = pg__malloc((size_t)cap * sizeof *n);
     if (!n)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     memcpy(n, c->inputs, (size_t)c->ninputs * sizeof *n);
     if (c->inputs != c->inputs_in)
-        free(c->inputs);
+        pg__free(c->inputs);
     c->inputs = n;
     c->capinputs = cap;
     return PG_OK;
@@ -91,7 +91,7 @@ void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc) {
 static char *value_message(const pg__array *a, const char *why) {
     char m[1536];
     snprintf(m, sizeof m, "array %llu has no valid value: %s", (unsigned long long)a->id, why);
-    return strdup(m);
+    return pg__strdup(m);
 }
 
 /* Without memory for its message an array must still read as lost. */
@@ -99,7 +99,7 @@ static char lost_no_memory[] = "the array was lost (out of host memory for the d
 
 static void clear_lost(pg__array *a) {
     if (a->lost != lost_no_memory)
-        free(a->lost);
+        pg__free(a->lost);
     a->lost = NULL;
 }
 
@@ -162,7 +162,7 @@ void pg__coh_device_failed(pg__runtime *rt, int dev, const char *why) {
     if (d->failed)
         return;
     d->failed = 1;
-    d->failure = strdup(why);
+    d->failure = pg__strdup(why);
     pg__log(rt, 1, "device %d failed: %s", dev, why);
     int loc = PG__LOC(dev);
     for (int i = 0; i < rt->narrays; i++) {
@@ -184,7 +184,7 @@ void pg__coh_device_failed(pg__runtime *rt, int dev, const char *why) {
         snprintf(m, sizeof m,
                  "array %llu was lost with device %d: its only current copy was there (%s)",
                  (unsigned long long)a->id, dev, why);
-        set_lost(a, strdup(m));
+        set_lost(a, pg__strdup(m));
     }
 }
 

@@ -13,14 +13,14 @@ static char no_memory_msg[] = "a computation failed (out of host memory for the 
 
 static void free_err(pg__comp *c) {
     if (c->err != no_memory_msg)
-        free(c->err);
+        pg__free(c->err);
     c->err = NULL;
 }
 
 void pg__comp_fail(pg__comp *c, const char *msg) {
     if (c->err)
         return;
-    c->err = strdup(msg);
+    c->err = pg__strdup(msg);
     if (!c->err)
         c->err = no_memory_msg;
 }
@@ -34,7 +34,7 @@ pg__comp *pg__comp_new(pg__runtime *rt, pg__comp_kind kind) {
         rt->comp_pool = c->next;
         rt->comp_pool_n--;
         memset(c, 0, sizeof *c);
-    } else if (!(c = calloc(1, sizeof *c))) {
+    } else if (!(c = pg__calloc(1, sizeof *c))) {
         return NULL;
     }
     c->id = ++rt->next_comp_id;
@@ -64,7 +64,7 @@ static void release_work(pg__runtime *rt, pg__comp *c) {
     for (int i = 0; i < c->nargs; i++)
         pg__array_unref(c->args[i].array);
     if (c->args != c->args_in)
-        free(c->args);
+        pg__free(c->args);
     c->args = NULL;
     c->nargs = 0;
     for (int i = 0; i < c->nparents; i++)
@@ -73,16 +73,16 @@ static void release_work(pg__runtime *rt, pg__comp *c) {
     for (int i = 0; i < c->ninputs; i++)
         pg__comp_unref(rt, c->inputs[i]);
     if (c->inputs != c->inputs_in)
-        free(c->inputs);
+        pg__free(c->inputs);
     c->inputs = NULL;
     c->ninputs = c->capinputs = 0;
     if (c->kernel)
         pg__kernel_unref(c->kernel);
     c->kernel = NULL;
     if (c->slots != c->slots_in)
-        free(c->slots);
+        pg__free(c->slots);
     if (c->slot_arg != c->slot_arg_in)
-        free(c->slot_arg);
+        pg__free(c->slot_arg);
     c->slots = NULL;
     c->slot_arg = NULL;
 }
@@ -101,13 +101,13 @@ void pg__comp_unref(pg__runtime *rt, pg__comp *c) {
         rt->comp_pool = c;
         rt->comp_pool_n++;
     } else {
-        free(c);
+        pg__free(c);
     }
 }
 
 void pg__comp_parents_clear(pg__comp *c) {
     if (c->parents != c->parents_in)
-        free(c->parents);
+        pg__free(c->parents);
     c->parents = NULL;
     c->nparents = 0;
 }
@@ -116,7 +116,7 @@ void pg__comp_pool_free(pg__runtime *rt) {
     while (rt->comp_pool) {
         pg__comp *c = rt->comp_pool;
         rt->comp_pool = c->next;
-        free(c);
+        pg__free(c);
     }
     rt->comp_pool_n = 0;
 }
@@ -160,7 +160,7 @@ static void settle(pg__runtime *rt, pg__comp *c) {
     if (own && !c->err) {
         pg__comp_fail(c, full);
         if (!rt->failures++)
-            rt->first_failure = strdup(full);
+            rt->first_failure = pg__strdup(full);
     }
     if (own && fdev >= 0 && fdev < rt->ndev)
         pg__coh_device_failed(rt, fdev, full);
@@ -173,7 +173,7 @@ pg_status pg__comp_failures_take(pg__runtime *rt) {
         pg__error(PG_ERROR_DEVICE, "%llu computation%s failed since the last sync; the first: %s",
                   (unsigned long long)rt->failures, rt->failures == 1 ? "" : "s",
                   rt->first_failure ? rt->first_failure : "(out of memory for it)");
-    free(rt->first_failure);
+    pg__free(rt->first_failure);
     rt->first_failure = NULL;
     rt->failures = 0;
     return st;

@@ -22,7 +22,7 @@ pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__
         acc[i] = args[i].access;
     }
     int cap = pg__history_parents_max(h, acc, nargs);
-    pg__comp **list = cap <= inline_cap ? inline_buf : malloc((size_t)cap * sizeof *list);
+    pg__comp **list = cap <= inline_cap ? inline_buf : pg__malloc((size_t)cap * sizeof *list);
     if (cap > inline_cap && !list)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     int k = pg__history_parents(h, acc, nargs, (void **)list);

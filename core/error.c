@@ -1,5 +1,6 @@
 /* error.c: thread-local error message and detail log of the last failed call. */
 #include "core/error.h"
+#include "core/alloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@ pg_status pg__error(pg_status s, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    free(detail);
+    pg__free(detail);
     detail = NULL;
     return s;
 }
@@ -44,13 +45,13 @@ pg_status pg__error_wrap(pg_status s, const char *fmt, ...) {
 }
 
 void pg__error_set_log(const char *log) {
-    free(detail);
-    detail = log ? strdup(log) : NULL;
+    pg__free(detail);
+    detail = log ? pg__strdup(log) : NULL;
 }
 
 void pg__error_clear(void) {
     message[0] = '\0';
-    free(detail);
+    pg__free(detail);
     detail = NULL;
 }
 

@@ -78,7 +78,7 @@ typedef struct waitlist {
 static void wait_add(waitlist *w, pg__comp *c) {
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 8;
-        pg__comp **n = realloc(w->c, (size_t)cap * sizeof *n);
+        pg__comp **n = pg__realloc(w->c, (size_t)cap * sizeof *n);
         if (!n) {
             w->failed = 1;
             return;
@@ -174,7 +174,7 @@ static void drop(pg__runtime *rt, pg__array *a, int dev) {
  * computation being placed (marked), not `keep`, not handed out to another library. */
 static pg_status candidates(pg__runtime *rt, int dev, const pg__array *keep, uint64_t mark,
                             cand **out, int *n) {
-    cand *cs = malloc(((size_t)rt->narrays + 1) * sizeof *cs);
+    cand *cs = pg__malloc(((size_t)rt->narrays + 1) * sizeof *cs);
     if (!cs)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     int k = 0;
@@ -226,11 +226,11 @@ static pg_status no_room(pg__runtime *rt, int dev, uint64_t bytes, const char *w
 static pg_status add_parent(pg__runtime *rt, pg__comp *w, pg__comp *p) {
     pg__comp **ps = w->parents;
     if (ps && ps != w->parents_in) {
-        ps = realloc(ps, ((size_t)w->nparents + 1) * sizeof *ps);
+        ps = pg__realloc(ps, ((size_t)w->nparents + 1) * sizeof *ps);
     } else if (w->nparents < PG__INLINE) {
         ps = w->parents_in;
     } else {
-        ps = malloc(((size_t)w->nparents + 1) * sizeof *ps);
+        ps = pg__malloc(((size_t)w->nparents + 1) * sizeof *ps);
         if (ps)
             memcpy(ps, w->parents_in, (size_t)w->nparents * sizeof *ps);
     }
@@ -239,8 +239,7 @@ static pg_status add_parent(pg__runtime *rt, pg__comp *w, pg__comp *p) {
     pg__comp_ref(p);
     ps[w->nparents++] = p;
     w->parents = ps;
-    pg__dag_record_add_parent(rt, w, p->id);
-    return PG_OK;
+    return pg__dag_record_add_parent(rt, w, p->id);
 }
 
 /* Copy a's only current value (on a device, which no unfinished work uses) to the host; then
@@ -290,7 +289,7 @@ static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t m
         return st;
     free_clean(rt, dev, cs, n, target);
     if (rt->stats.device_bytes[dev] <= target) {
-        free(cs);
+        pg__free(cs);
         return PG_OK;
     }
     waitlist w = {0};
@@ -313,7 +312,7 @@ static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t m
             }
         }
     }
-    free(cs);
+    pg__free(cs);
     pg__comp *o = NULL;
     if (!st && !w.n && rt->stats.device_bytes[dev] > target && !(o = oldest_inflight(rt, dev)) &&
         rt->stats.device_bytes[dev] > target)
@@ -321,7 +320,7 @@ static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t m
     if (o && rt->stats.device_bytes[dev] > target)
         wait_add(&w, o);
     if (!st && !w.n && !w.failed) {
-        free(w.c);
+        pg__free(w.c);
         return PG_OK;
     }
     if (!st && w.failed)
@@ -331,7 +330,7 @@ static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t m
             st = pg__exec_wait(rt, w.c[i]);
         pg__comp_unref(rt, w.c[i]);
     }
-    free(w.c);
+    pg__free(w.c);
     if (!st)
         *again = 1;
     return st;
@@ -402,7 +401,7 @@ static pg_status alloc_all(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s,
                 break;
             uint64_t used = rt->stats.device_bytes[dev];
             uint64_t freed = free_clean(rt, dev, cs, n, used > a->nbytes ? used - a->nbytes : 0);
-            free(cs);
+            pg__free(cs);
             if (freed)
                 continue;
             for (int j = 0; j < c->nargs; j++)
@@ -504,7 +503,7 @@ pg_status pg__evict_alloc(pg__runtime *rt, pg__array *a, int dev, pg__stream *s,
             return st;
         free_clean(rt, dev, cs, n, lim - a->nbytes);
         if (rt->stats.device_bytes[dev] > lim - a->nbytes) {
-            free(cs);
+            pg__free(cs);
             return no_room(rt, dev, a->nbytes,
                            " without waiting (a copy or a device access cannot wait for room)");
         }
@@ -519,7 +518,7 @@ pg_status pg__evict_alloc(pg__runtime *rt, pg__array *a, int dev, pg__stream *s,
             break;
         }
     }
-    free(cs);
+    pg__free(cs);
     if (st)
         return st;
     count_alloc(rt, dev, a->nbytes);

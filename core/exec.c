@@ -110,8 +110,8 @@ static pg_status accept(pg__runtime *rt, pg__comp *c, const char *name) {
     if (c->recorded)
         return PG_OK;
     pg_status st = pg__dag_record(rt, c, name);
-    if (!st)
-        st = pg__dag_commit(rt, c);
+    if (!st && (st = pg__dag_commit(rt, c)) != PG_OK)
+        pg__dag_record_drop(rt, c); /* not accepted: the DAG does not show it */
     if (st)
         return st;
     c->recorded = 1;
@@ -131,6 +131,14 @@ static pg_status kernel_function(pg__runtime *rt, pg__kernel *k, int dev, void *
     }
     *fn = k->fn[dev];
     return PG_OK;
+}
+
+/* c was accepted (it is in the DAG and its arrays' histories) but will never run: it counts as
+ * finished, so that nothing waits for it forever, and it changed no value (the call failed). */
+static void accepted_not_issued(pg__runtime *rt, pg__comp *c) {
+    c->device = PG_HOST; /* never counted in flight anywhere */
+    c->stream = NULL;
+    pg__comp_finish_host(rt, c);
 }
 
 typedef struct launch_ctx {
@@ -181,8 +189,10 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     if (sp)
         sp->stream_taken = 1;
     launch_ctx l = {fn, buf};
-    if ((st = pg__issue(rt, c, s, launch_work, &l)))
+    if ((st = pg__issue(rt, c, s, launch_work, &l))) {
+        accepted_not_issued(rt, c);
         return st;
+    }
     for (int i = 0; i < c->nargs; i++) {
         pg__array *a = c->args[i].array;
         if (c->args[i].access & PG_ACCESS_OUT)
@@ -341,7 +351,7 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     if (st) {
         for (int i = 0; i < n; i++)
             pg__comp_unref(rt, ps[i]);
-        free(ps);
+        pg__free(ps);
         if (c)
             pg__comp_unref(rt, c);
         return st;
@@ -505,7 +515,7 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
     if (st) {
         for (int i = 0; ps && i < n; i++)
             pg__comp_unref(rt, ps[i]);
-        free(ps);
+        pg__free(ps);
         if (c)
             pg__comp_unref(rt, c);
         return st;
@@ -513,6 +523,7 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
     foreign_ctx f = {src, bytes, foreign, buf};
     st = pg__issue(rt, c, s, foreign_work, &f);
     if (st) {
+        accepted_not_issued(rt, c);
         pg__comp_unref(rt, c);
         return st;
     }

@@ -74,7 +74,7 @@ uint64_t pg__handle_new(int kind, void *obj, pg__runtime *owner) {
             return 0;
         }
         if (!chunks[nslots >> CHUNK_BITS]) {
-            chunks[nslots >> CHUNK_BITS] = calloc(CHUNK, sizeof(slot));
+            chunks[nslots >> CHUNK_BITS] = pg__calloc(CHUNK, sizeof(slot));
             if (!chunks[nslots >> CHUNK_BITS]) {
                 pthread_mutex_unlock(&mu);
                 return 0;

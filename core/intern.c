@@ -35,7 +35,7 @@ const char *pg__intern(const char *s) {
         e = e->next;
     if (!e) {
         size_t n = strlen(s) + 1;
-        if ((e = malloc(sizeof *e + n))) {
+        if ((e = pg__malloc(sizeof *e + n))) {
             memcpy(e->s, s, n);
             e->next = table[b];
             table[b] = e;

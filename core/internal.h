@@ -4,6 +4,7 @@
 #define PG_INTERNAL_H
 
 #include "base/buf.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "dag/history.h"
 #include "dag/record.h"
@@ -443,7 +444,10 @@ void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array f
 /* ---- what core tells the record of recent computations (core/observe.c, over dag/record.h) */
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name);
 void pg__dag_record_device(pg__runtime *rt, pg__comp *c); /* device/stream chosen */
-void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent);
+void pg__dag_record_drop(pg__runtime *rt, pg__comp *c);   /* it will not run after all */
+/* An edge found while scheduling (a copy c waits for); PG_ERROR_OUT_OF_MEMORY if it could not be
+ * recorded: the caller fails rather than export a DAG without it. */
+pg_status pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent);
 void pg__dag_record_timing(pg__runtime *rt, pg__comp *c);
 
 /* Copy the records into a new snapshot; lock held. */

@@ -37,12 +37,16 @@ pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work 
             st = pg__issue_input(rt, c, c->args[i].array, s);
     if (!st && rt->timing && (c->kind == PG__KERNEL || c->kind == PG__COPY))
         c->timed = 1;
+    int enqueued = 0;
     if (!st)
-        st = work(rt, c, s, ctx);
+        enqueued = (st = work(rt, c, s, ctx)) == PG_OK;
     if (!st)
         st = rt->ops->event_record(rt->b, s->b, &c->event);
     if (st) {
         c->timed = 0;
+        /* Work on the stream with no event to track it: the device is no longer trusted. */
+        if (enqueued)
+            pg__coh_device_failed(rt, s->device, pg_last_error());
         pg__coh_faults_check(rt); /* the device may have faulted under earlier work */
         return st;
     }
@@ -118,6 +122,7 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
     if (!st)
         st = pg__issue(rt, cc, s, copy_work, &b);
     if (st) {
+        pg__dag_record_drop(rt, cc); /* no copy: the DAG does not show one */
         pg__comp_unref(rt, cc);
         return st;
     }
@@ -167,8 +172,8 @@ pg_status pg__issue_input(pg__runtime *rt, pg__comp *c, pg__array *a, pg__stream
     if (st)
         return st;
     pg__coh_input_add(c, cc);
-    pg__dag_record_add_parent(rt, c, cc->id);
-    return order_after(rt, s, cc);
+    st = pg__dag_record_add_parent(rt, c, cc->id);
+    return st ? st : order_after(rt, s, cc);
 }
 
 pg_status pg__issue_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp **wait) {
@@ -189,9 +194,10 @@ pg_status pg__issue_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp
     st = copy_stream_for(rt, a, src, 0, &s);
     if (!st)
         st = issue_copy(rt, a, src, 0, s, &cc);
+    if (!st)
+        st = pg__dag_record_add_parent(rt, c, cc->id);
     if (st)
-        return st;
-    pg__dag_record_add_parent(rt, c, cc->id);
+        return st; /* a copy issued stays: the host copy is current once it is done */
     pg__comp_ref(cc);
     *wait = cc;
     return PG_OK;

@@ -29,7 +29,7 @@ static pg_status check_against_source(const char *source, const char *name,
                            "parameter %d of kernel '%s': the signature says '%s' but the source "
                            "declares '%s'",
                            i + 1, name, sig[i].type, src[i].type);
-    free(src);
+    pg__free(src);
     return st;
 }
 
@@ -62,19 +62,19 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     if (st)
         return st;
     if (signature && (st = check_against_source(source, name, params, n))) {
-        free(params);
+        pg__free(params);
         return st;
     }
     if (n > PG__MAX_PARAMS) {
-        free(params);
+        pg__free(params);
         return pg__error(PG_ERROR_ARGUMENT,
                          "kernel '%s' has %d parameters; at most %d are supported", name, n,
                          PG__MAX_PARAMS);
     }
-    pg__kernel *k = calloc(1, sizeof *k);
-    if (!k || !(k->name = strdup(name))) {
-        free(k);
-        free(params);
+    pg__kernel *k = pg__calloc(1, sizeof *k);
+    if (!k || !(k->name = pg__strdup(name))) {
+        pg__free(k);
+        pg__free(params);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     k->rt = rt;
@@ -85,9 +85,9 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     /* Compiling takes long: never under the runtime's lock. */
     st = rt->ops->kernel_build(rt->b, &src, &k->image);
     if (st) {
-        free(k->name);
-        free(params);
-        free(k);
+        pg__free(k->name);
+        pg__free(params);
+        pg__free(k);
         return st;
     }
     pthread_mutex_lock(&rt->mu);
@@ -95,7 +95,7 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
         st = pg__error(PG_ERROR_STATE, "pg_kernel_new: the runtime was closed during the compile");
     if (!st && rt->nkernels == rt->capkernels) {
         int cap = rt->capkernels ? rt->capkernels * 2 : 16;
-        pg__kernel **nk = realloc(rt->kernels, (size_t)cap * sizeof *nk);
+        pg__kernel **nk = pg__realloc(rt->kernels, (size_t)cap * sizeof *nk);
         if (!nk)
             st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         else {
@@ -108,9 +108,9 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     if (st) {
         pthread_mutex_unlock(&rt->mu);
         rt->ops->kernel_free(rt->b, k->image);
-        free(k->name);
-        free(params);
-        free(k);
+        pg__free(k->name);
+        pg__free(params);
+        pg__free(k);
         return st;
     }
     k->live_index = rt->nkernels;
@@ -124,9 +124,9 @@ void pg__kernel_unref(pg__kernel *k) {
     if (--k->refs > 0)
         return;
     k->rt->ops->kernel_free(k->rt->b, k->image);
-    free(k->params);
-    free(k->name);
-    free(k);
+    pg__free(k->params);
+    pg__free(k->name);
+    pg__free(k);
 }
 
 pg_status pg_kernel_free(pg_kernel *h) {
@@ -213,9 +213,9 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
         c->slot_arg = c->slot_arg_in;
         c->args = c->args_in;
     } else {
-        c->slots = calloc((size_t)nargs + 1, sizeof *c->slots);
-        c->slot_arg = calloc((size_t)nargs + 1, sizeof *c->slot_arg);
-        c->args = calloc((size_t)nargs + 1, sizeof *c->args);
+        c->slots = pg__calloc((size_t)nargs + 1, sizeof *c->slots);
+        c->slot_arg = pg__calloc((size_t)nargs + 1, sizeof *c->slot_arg);
+        c->args = pg__calloc((size_t)nargs + 1, sizeof *c->args);
     }
     if (!c->slots || !c->slot_arg || !c->args)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");

@@ -26,7 +26,7 @@ static pg_dag_kind kind_of(pg__comp_kind k) {
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
     uint64_t ids[PG__MAX_PARAMS], parents_in[PG__INLINE], *parents = parents_in;
     pg_access acc[PG__MAX_PARAMS];
-    if (c->nparents > PG__INLINE && !(parents = malloc((size_t)c->nparents * sizeof *parents)))
+    if (c->nparents > PG__INLINE && !(parents = pg__malloc((size_t)c->nparents * sizeof *parents)))
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int i = 0; i < c->nargs; i++) {
         ids[i] = c->args[i].array->id;
@@ -47,7 +47,7 @@ pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
     }
     pg_status st = pg__records_add(rt->records, &n);
     if (parents != parents_in)
-        free(parents);
+        pg__free(parents);
     return st;
 }
 
@@ -58,8 +58,12 @@ void pg__dag_record_device(pg__runtime *rt, pg__comp *c) {
                                         : c->stream->index);
 }
 
-void pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent) {
-    pg__records_add_parent(rt->records, c->id, parent);
+pg_status pg__dag_record_add_parent(pg__runtime *rt, pg__comp *c, uint64_t parent) {
+    return pg__records_add_parent(rt->records, c->id, parent);
+}
+
+void pg__dag_record_drop(pg__runtime *rt, pg__comp *c) {
+    pg__records_drop(rt->records, c->id);
 }
 
 void pg__dag_record_timing(pg__runtime *rt, pg__comp *c) {
@@ -100,7 +104,7 @@ pg_status pg_dag_snapshot(pg_runtime *h, pg_dag **out) {
 }
 
 void pg_dag_free(pg_dag *dag) {
-    free(dag); /* one block (dag/snapshot.c) */
+    pg__free(dag); /* one block (dag/snapshot.c) */
 }
 
 pg_status pg_dag_vertex_count(const pg_dag *dag, size_t *count) {
@@ -208,7 +212,7 @@ pg_status pg_dag_export(pg_runtime *h, pg_dag_format format, const char *path) {
         st = snapshot(h, "pg_dag_export", &dag);
     if (!st && !(st = to_string(dag, format, &s))) {
         st = write_file(path, s);
-        free(s);
+        pg__free(s);
     }
     pg_dag_free(dag);
     return st;
@@ -219,7 +223,7 @@ static pg_status write_trace(pg_dag *dag, const char *path) {
     pg_status st = pg__trace_to_json(dag, &s);
     if (!st) {
         st = write_file(path, s);
-        free(s);
+        pg__free(s);
     }
     return st;
 }

@@ -39,22 +39,22 @@ static void destroy(pg__runtime *rt) {
     }
     pg__records_free(rt->records);
     pg__comp_pool_free(rt);
-    free(rt->first_failure);
+    pg__free(rt->first_failure);
     for (int d = 0; d < PG_MAX_DEVICES; d++)
-        free(rt->dev[d].failure);
+        pg__free(rt->dev[d].failure);
     pg__policy_close(&rt->policy);
-    free(rt->arrays);
-    free(rt->kernels);
+    pg__free(rt->arrays);
+    pg__free(rt->kernels);
     pthread_cond_destroy(&rt->cond);
     pthread_mutex_destroy(&rt->mu);
-    free(rt);
+    pg__free(rt);
 }
 
 pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     pg__error_clear();
     if (!out)
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_new: out must not be NULL");
-    pg__runtime *rt = calloc(1, sizeof *rt);
+    pg__runtime *rt = pg__calloc(1, sizeof *rt);
     if (!rt)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     pthread_mutex_init(&rt->mu, NULL);

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 
 static pg_status create(pg__runtime *rt, int dev, int index, int copy, pg__stream **out) {
-    pg__stream *s = calloc(1, sizeof *s);
+    pg__stream *s = pg__calloc(1, sizeof *s);
     if (!s)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     pg_status st = rt->ops->stream_new(rt->b, dev, &s->b);
     if (st) {
-        free(s);
+        pg__free(s);
         return st;
     }
     s->device = dev;
@@ -80,7 +80,7 @@ static void stream_free(pg__runtime *rt, pg__stream *s) {
         return;
     pg__comp_set(rt, &s->last, NULL);
     rt->ops->stream_free(rt->b, s->b);
-    free(s);
+    pg__free(s);
 }
 
 void pg__streams_free(pg__runtime *rt) {

@@ -25,5 +25,5 @@ void pg__log(pg__runtime *rt, int level, const char *fmt, ...) {
 }
 
 void pg_string_free(char *s) {
-    free(s);
+    pg__free(s);
 }

@@ -2,6 +2,7 @@
 #include "dag/record.h"
 
 #include "base/buf.h"
+#include "core/alloc.h"
 #include "core/error.h"
 
 #include <stdio.h>
@@ -24,7 +25,7 @@ static void dot_string(pg__buf *b, const char *s) {
 
 static pg_status finish(pg__buf *b, char **out) {
     if (b->failed || !b->data) {
-        free(b->data);
+        pg__free(b->data);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory while exporting");
     }
     *out = b->data;

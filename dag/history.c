@@ -2,6 +2,7 @@
  * computation (history.h). Bookkeeping only: no references, no notion of "done". */
 #include "dag/history.h"
 
+#include "core/alloc.h"
 #include "core/error.h"
 
 #include <stdlib.h>
@@ -59,7 +60,7 @@ pg_status pg__history_reserve(pg__history *h) {
     if (h->nreaders < h->cap)
         return PG_OK;
     int cap = h->cap ? h->cap * 2 : 4;
-    void **r = realloc(h->readers, (size_t)cap * sizeof *r);
+    void **r = pg__realloc(h->readers, (size_t)cap * sizeof *r);
     if (!r)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     h->readers = r;
@@ -84,7 +85,7 @@ void pg__history_set_writer(pg__history *h, void *node, pg__history_drop drop, v
 
 void pg__history_clear(pg__history *h, pg__history_drop drop, void *ctx) {
     pg__history_set_writer(h, NULL, drop, ctx);
-    free(h->readers);
+    pg__free(h->readers);
     h->readers = NULL;
     h->cap = 0;
 }

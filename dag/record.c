@@ -1,6 +1,7 @@
 /* record.c: the ring of the most recent computations' records (record.h). */
 #include "dag/record.h"
 
+#include "core/alloc.h"
 #include "core/error.h"
 
 #include <stdlib.h>
@@ -12,14 +13,14 @@ static pg__record *slot_of(pg__record *ring, uint64_t id) {
 }
 
 static void clear(pg__record *r) {
-    free(r->arg_ids);
-    free(r->arg_access);
-    free(r->parent_ids);
+    pg__free(r->arg_ids);
+    pg__free(r->arg_access);
+    pg__free(r->parent_ids);
     memset(r, 0, sizeof *r);
 }
 
 pg__record *pg__records_new(void) {
-    return calloc(PG_DAG_HISTORY, sizeof(pg__record));
+    return pg__calloc(PG_DAG_HISTORY, sizeof(pg__record));
 }
 
 void pg__records_free(pg__record *ring) {
@@ -27,17 +28,17 @@ void pg__records_free(pg__record *ring) {
         return;
     for (int i = 0; i < PG_DAG_HISTORY; i++)
         clear(&ring[i]);
-    free(ring);
+    pg__free(ring);
 }
 
 pg_status pg__records_add(pg__record *ring, const pg__record_new *n) {
-    uint64_t *ids = malloc(((size_t)n->nargs + 1) * sizeof *ids);
-    pg_access *acc = malloc(((size_t)n->nargs + 1) * sizeof *acc);
-    uint64_t *parents = malloc(((size_t)n->nparents + 1) * sizeof *parents);
+    uint64_t *ids = pg__malloc(((size_t)n->nargs + 1) * sizeof *ids);
+    pg_access *acc = pg__malloc(((size_t)n->nargs + 1) * sizeof *acc);
+    uint64_t *parents = pg__malloc(((size_t)n->nparents + 1) * sizeof *parents);
     if (!ids || !acc || !parents) {
-        free(ids);
-        free(acc);
-        free(parents);
+        pg__free(ids);
+        pg__free(acc);
+        pg__free(parents);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     pg__record *r = &ring[n->id % PG_DAG_HISTORY];
@@ -73,15 +74,22 @@ void pg__records_place(pg__record *ring, uint64_t id, int device, int stream) {
     }
 }
 
-void pg__records_add_parent(pg__record *ring, uint64_t id, uint64_t parent) {
+pg_status pg__records_add_parent(pg__record *ring, uint64_t id, uint64_t parent) {
     pg__record *r = slot_of(ring, id);
     if (!r)
-        return;
-    uint64_t *p = realloc(r->parent_ids, ((size_t)r->nparents + 1) * sizeof *p);
+        return PG_OK; /* overwritten already: nothing to show it in */
+    uint64_t *p = pg__realloc(r->parent_ids, ((size_t)r->nparents + 1) * sizeof *p);
     if (!p)
-        return; /* the export loses one edge; the schedule is unaffected */
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a DAG edge");
     p[r->nparents++] = parent;
     r->parent_ids = p;
+    return PG_OK;
+}
+
+void pg__records_drop(pg__record *ring, uint64_t id) {
+    pg__record *r = slot_of(ring, id);
+    if (r)
+        clear(r);
 }
 
 void pg__records_timing(pg__record *ring, uint64_t id, uint64_t start_ns, uint64_t end_ns) {

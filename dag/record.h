@@ -44,7 +44,11 @@ void pg__records_free(pg__record *ring);
 pg_status pg__records_add(pg__record *ring, const pg__record_new *n);
 /* Updates of a computation still in the ring (no-ops once it was overwritten). */
 void pg__records_place(pg__record *ring, uint64_t id, int device, int stream);
-void pg__records_add_parent(pg__record *ring, uint64_t id, uint64_t parent);
+/* An edge found while scheduling; PG_ERROR_OUT_OF_MEMORY when it cannot be kept (the caller
+ * fails rather than export a DAG without it). */
+pg_status pg__records_add_parent(pg__record *ring, uint64_t id, uint64_t parent);
+/* The computation will not run after all: the DAG does not show it. */
+void pg__records_drop(pg__record *ring, uint64_t id);
 void pg__records_timing(pg__record *ring, uint64_t id, uint64_t start_ns, uint64_t end_ns);
 
 /* A device as the trace shows it. */

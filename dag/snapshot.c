@@ -2,6 +2,7 @@
  * of the public iteration API, the DOT and JSON exports and the trace. */
 #include "dag/record.h"
 
+#include "core/alloc.h"
 #include "core/error.h"
 
 #include <stdlib.h>
@@ -31,7 +32,7 @@ pg_status pg__records_snapshot(const pg__record *ring, uint64_t last_id,
     /* One block: the header, then vertices, args and edges (each a multiple of 8 bytes). */
     size_t size =
         sizeof(pg_dag) + nv * sizeof(pg_dag_vertex_info) + na * sizeof(pg_dag_arg) + ne * 16;
-    pg_dag *dag = malloc(size);
+    pg_dag *dag = pg__malloc(size);
     if (!dag)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a DAG snapshot");
     memset(dag, 0, sizeof *dag);

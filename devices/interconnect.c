@@ -14,6 +14,7 @@
  * is free), nor giving a link twice. Links the file does not name keep their current values.
  * Only a regular file of at most 1 MiB, lines of at most 1024 characters, is read. */
 #include "devices/interconnect.h"
+#include "core/alloc.h"
 #include "core/error.h"
 
 #include <ctype.h>
@@ -214,7 +215,7 @@ static pg_status read_small_file(const char *path, char **out, size_t *len) {
     pg_status st = PG_OK;
     if ((uint64_t)sb.st_size > MAX_FILE)
         st = too_big(path);
-    else if (!(buf = malloc(MAX_FILE + 2)))
+    else if (!(buf = pg__malloc(MAX_FILE + 2)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     /* Read one byte past the limit: the file may have grown since fstat. */
     while (!st && n <= MAX_FILE) {
@@ -232,7 +233,7 @@ static pg_status read_small_file(const char *path, char **out, size_t *len) {
         st = too_big(path);
     close(fd);
     if (st) {
-        free(buf);
+        pg__free(buf);
         return st;
     }
     buf[n] = '\0';
@@ -292,7 +293,7 @@ pg_status pg__interconnect_load(pg__interconnect *m, const char *path) {
     }
     if (!st && !header)
         st = pg__error(PG_ERROR_ARGUMENT, "%s:%d: no header line '%s'", path, lineno + 1, HEADER);
-    free(text);
+    pg__free(text);
     if (!st)
         *m = next;
     return st;

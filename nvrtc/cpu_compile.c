@@ -2,6 +2,7 @@
  * the generated entry point, the on-disk cache, dlopen. */
 #include "nvrtc/cpu_compile.h"
 #include "base/buf.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nvrtc/cpu_features.h"
 #include "nvrtc/cpu_rewrite.h"
@@ -55,7 +56,7 @@ static void sv_add(strv *a, const char *s) {
         return;
     if (a->n + 2 > a->cap) {
         int cap = a->cap ? a->cap * 2 : 16;
-        char **v = realloc(a->v, (size_t)cap * sizeof *v);
+        char **v = pg__realloc(a->v, (size_t)cap * sizeof *v);
         if (!v) {
             a->failed = 1;
             return;
@@ -63,7 +64,7 @@ static void sv_add(strv *a, const char *s) {
         a->v = v;
         a->cap = cap;
     }
-    if (!(a->v[a->n] = strdup(s))) {
+    if (!(a->v[a->n] = pg__strdup(s))) {
         a->failed = 1;
         return;
     }
@@ -72,8 +73,8 @@ static void sv_add(strv *a, const char *s) {
 
 static void sv_free(strv *a) {
     for (int i = 0; i < a->n; i++)
-        free(a->v[i]);
-    free(a->v);
+        pg__free(a->v[i]);
+    pg__free(a->v);
     memset(a, 0, sizeof *a);
 }
 
@@ -140,14 +141,14 @@ static pg_status option_error(const char *opt) {
 static pg_status translate_options(const char *options, strv *out) {
     if (!options)
         return PG_OK;
-    char *copy = strdup(options);
+    char *copy = pg__strdup(options);
     if (!copy)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     char *save = NULL, *tok[512];
     int n = 0;
     for (char *t = strtok_r(copy, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
         if (n == (int)(sizeof tok / sizeof tok[0])) {
-            free(copy);
+            pg__free(copy);
             return pg__error(PG_ERROR_ARGUMENT, "too many compiler options (at most %d)", n);
         }
         tok[n++] = t;
@@ -227,7 +228,7 @@ static pg_status translate_options(const char *options, strv *out) {
             st = option_error(o);
         }
     }
-    free(copy);
+    pg__free(copy);
     if (!st && out->failed)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     return st;
@@ -255,12 +256,17 @@ static int type_is_safe(const char *t) {
 
 /* ------------------------------------------------------------------ the host compiler */
 
-/* A runnable file: a path with '/' as is, a bare name searched in PATH. malloc'ed or NULL. */
-static char *resolve_exe(const char *name) {
+/* A runnable file: a path with '/' as is, a bare name searched in PATH. malloc'ed, or NULL (with
+ * *oom set when memory ran out: that says nothing of whether the file exists). */
+static char *resolve_exe(const char *name, int *oom) {
     struct stat st;
-    if (strchr(name, '/'))
-        return access(name, X_OK) == 0 && stat(name, &st) == 0 && S_ISREG(st.st_mode) ? strdup(name)
-                                                                                      : NULL;
+    if (strchr(name, '/')) {
+        if (access(name, X_OK) != 0 || stat(name, &st) != 0 || !S_ISREG(st.st_mode))
+            return NULL;
+        char *p = pg__strdup(name);
+        *oom = !p;
+        return p;
+    }
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
@@ -268,13 +274,15 @@ static char *resolve_exe(const char *name) {
         const char *e = strchr(p, ':');
         size_t dn = e ? (size_t)(e - p) : strlen(p);
         size_t n = dn + strlen(name) + 3;
-        char *cand = malloc(n);
-        if (!cand)
+        char *cand = pg__malloc(n);
+        if (!cand) {
+            *oom = 1;
             return NULL;
+        }
         snprintf(cand, n, "%.*s/%s", (int)(dn ? dn : 1), dn ? p : ".", name);
         if (access(cand, X_OK) == 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode))
             return cand;
-        free(cand);
+        pg__free(cand);
         if (!e)
             return NULL;
         p = e + 1;
@@ -282,12 +290,14 @@ static char *resolve_exe(const char *name) {
 }
 
 /* PG_CXX (strict: an explicit choice that cannot be run is an error, never a silent fallback),
- * then CXX, c++, g++, clang++. On failure why gets the message. */
-static char *find_compiler(char *why, size_t whyn) {
+ * then CXX, c++, g++, clang++. On failure why gets the message, or *oom says memory ran out
+ * (then no later candidate is tried: it would silently replace the one asked for). */
+static char *find_compiler(char *why, size_t whyn, int *oom) {
     const char *pg = getenv("PG_CXX");
+    *oom = 0;
     if (pg && *pg) {
-        char *p = resolve_exe(pg);
-        if (!p)
+        char *p = resolve_exe(pg, oom);
+        if (!p && !*oom)
             snprintf(why, whyn,
                      "PG_CXX is '%s', which is not an executable C++ compiler: set PG_CXX to "
                      "one (e.g. g++) or unset it",
@@ -296,8 +306,8 @@ static char *find_compiler(char *why, size_t whyn) {
     }
     const char *cands[] = {getenv("CXX"), "c++", "g++", "clang++"};
     for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-        char *p = cands[i] && *cands[i] ? resolve_exe(cands[i]) : NULL;
-        if (p)
+        char *p = cands[i] && *cands[i] ? resolve_exe(cands[i], oom) : NULL;
+        if (p || *oom)
             return p;
     }
     snprintf(why, whyn,
@@ -351,7 +361,7 @@ static int run_capture(char *const argv[], char **log, int *code) {
     /* ECHILD: the host program reaps children itself (SIGCHLD ignored); the output decides. */
     *code = w < 0 ? 0 : WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
     if (b.failed) {
-        free(b.data);
+        pg__free(b.data);
         b.data = NULL;
     }
     *log = b.data;
@@ -367,7 +377,7 @@ static pg_status compiler_version(const char *cxx, char **out) {
     pthread_mutex_lock(&version_mu);
     for (int i = 0; i < nversions; i++)
         if (strcmp(versions[i].path, cxx) == 0) {
-            *out = strdup(versions[i].line);
+            *out = pg__strdup(versions[i].line);
             pthread_mutex_unlock(&version_mu);
             return *out ? PG_OK : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         }
@@ -384,7 +394,7 @@ static pg_status compiler_version(const char *cxx, char **out) {
                                  "%d): check the installation or set PG_CXX",
                                  cxx, code);
         pg__error_set_log(log);
-        free(log);
+        pg__free(log);
         return st;
     }
     log[strcspn(log, "\n")] = '\0';
@@ -393,13 +403,13 @@ static pg_status compiler_version(const char *cxx, char **out) {
     for (int i = 0; i < nversions && !known; i++)
         known = strcmp(versions[i].path, cxx) == 0;
     if (!known && nversions < (int)(sizeof versions / sizeof versions[0])) {
-        char *p = strdup(cxx), *l = strdup(log);
+        char *p = pg__strdup(cxx), *l = pg__strdup(log);
         if (p && l) {
             versions[nversions].path = p;
             versions[nversions++].line = l;
         } else {
-            free(p);
-            free(l);
+            pg__free(p);
+            pg__free(l);
         }
     }
     pthread_mutex_unlock(&version_mu);
@@ -439,7 +449,7 @@ static char *translation_unit(const pg__kernel_src *src, const char *source, int
         pg__buf_printf(&b, "%sp%d", i ? ", " : "", i);
     pg__buf_printf(&b, "); });\n}\n");
     if (b.failed) {
-        free(b.data);
+        pg__free(b.data);
         return NULL;
     }
     return b.data;
@@ -528,7 +538,7 @@ static int loaded_share(uint64_t check, pg__cpu_module *m) {
 }
 
 static void loaded_add(uint64_t check, const pg__cpu_module *m) {
-    loaded *l = malloc(sizeof *l);
+    loaded *l = pg__malloc(sizeof *l);
     if (!l)
         return; /* not shared, still correct */
     *l = (loaded){check, m->handle, m->entry, 1, NULL};
@@ -550,7 +560,7 @@ static int loaded_release(void *handle) {
     } else if (*pl) {
         loaded *l = *pl;
         *pl = l->next;
-        free(l);
+        pg__free(l);
     }
     pthread_mutex_unlock(&loaded_mu);
     return keep;
@@ -563,10 +573,10 @@ static int load_cached(const char *cache, const pg__kcache_key *k, uint64_t chec
     char *path = pg__kcache_path(cache, k, ".so"), *data = NULL, *copy = NULL, *dir = NULL;
     size_t len = 0;
     int r = path ? pg__kcache_load(path, check, &data, &len) : -1;
-    free(path);
+    pg__free(path);
     if (r == 0 && pg__kcache_temp_write(cache, ".so", data, len, &copy) != 0) {
         size_t n = strlen(temp_root()) + 20;
-        if ((dir = malloc(n)) != NULL) {
+        if ((dir = pg__malloc(n)) != NULL) {
             snprintf(dir, n, "%s/polygpu-XXXXXX", temp_root());
             if (!mkdtemp(dir) || pg__kcache_temp_write(dir, ".so", data, len, &copy) != 0)
                 r = -1;
@@ -574,17 +584,17 @@ static int load_cached(const char *cache, const pg__kcache_key *k, uint64_t chec
             r = -1;
         }
     }
-    free(data);
+    pg__free(data);
     if (r == 0)
         r = load_module(copy, check, m, why, whyn);
     if (r == 0)
         loaded_add(check, m);
     if (copy)
         unlink(copy); /* the mapping stays */
-    free(copy);
+    pg__free(copy);
     if (dir) {
         rmdir(dir);
-        free(dir);
+        pg__free(dir);
     }
     return r;
 }
@@ -682,28 +692,28 @@ typedef struct build {
 static void build_free(build *b) {
     if (b->cpp) {
         unlink(b->cpp);
-        free(b->cpp);
+        pg__free(b->cpp);
     }
     if (b->so) {
         unlink(b->so); /* already renamed into the cache, or no longer needed once loaded */
-        free(b->so);
+        pg__free(b->so);
     }
     if (b->workdir) {
         rmdir(b->workdir);
-        free(b->workdir);
+        pg__free(b->workdir);
     }
     sv_free(&b->argv);
-    free(b->cxx);
-    free(b->version);
-    free(b->log);
-    free(b->tu);
-    free(b->source);
+    pg__free(b->cxx);
+    pg__free(b->version);
+    pg__free(b->log);
+    pg__free(b->tu);
+    pg__free(b->source);
     pg__kcache_key_free(&b->key);
 }
 
 static char *path_join(const char *dir, const char *file) {
     size_t n = strlen(dir) + strlen(file) + 2;
-    char *p = malloc(n);
+    char *p = pg__malloc(n);
     if (p)
         snprintf(p, n, "%s/%s", dir, file);
     return p;
@@ -714,12 +724,12 @@ static char *path_join(const char *dir, const char *file) {
 static pg_status run_compiler(const pg__kernel_src *src, const char *cache, build *b,
                               const strv *opts) {
     size_t n = strlen(temp_root()) + 20;
-    if (!(b->workdir = malloc(n)))
+    if (!(b->workdir = pg__malloc(n)))
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     snprintf(b->workdir, n, "%s/polygpu-XXXXXX", temp_root());
     if (!mkdtemp(b->workdir)) {
         int e = errno;
-        free(b->workdir);
+        pg__free(b->workdir);
         b->workdir = NULL;
         return pg__error(PG_ERROR_IO,
                          "cannot create a temporary folder in %s for compiling "
@@ -730,7 +740,7 @@ static pg_status run_compiler(const pg__kernel_src *src, const char *cache, buil
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (write_file(b->cpp, b->tu) != 0) {
         int e = errno;
-        free(b->cpp);
+        pg__free(b->cpp);
         b->cpp = NULL;
         return pg__error(PG_ERROR_IO, "cannot write %s/kernel.cpp: %s", b->workdir, strerror(e));
     }
@@ -819,11 +829,22 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
     const char *cache = src->cache_dir && *src->cache_dir && pg__kcache_dir(src->cache_dir) == 0
                             ? src->cache_dir
                             : NULL;
-    b.cxx = find_compiler(no_cxx, sizeof no_cxx);
-    if (b.cxx && compiler_version(b.cxx, &b.version) != PG_OK) {
+    int cxx_oom;
+    b.cxx = find_compiler(no_cxx, sizeof no_cxx, &cxx_oom);
+    pg_status vst = b.cxx ? compiler_version(b.cxx, &b.version) : PG_OK;
+    if (cxx_oom || vst == PG_ERROR_OUT_OF_MEMORY) {
+        /* Says nothing of the compiler: going on as if there were none would serve another
+         * compiler's build, or another compiler would build it. */
+        sv_free(&opts);
+        build_free(&b);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY,
+                         "out of host memory looking for the C++ compiler of kernel '%s'",
+                         src->name);
+    }
+    if (vst) {
         /* A compiler that does not run counts as none: the cache may still serve. */
         snprintf(no_cxx, sizeof no_cxx, "%s", pg_last_error());
-        free(b.cxx);
+        pg__free(b.cxx);
         b.cxx = NULL;
     }
     build_key(src, b.cxx, b.version, blocks, &b.key);
@@ -858,7 +879,7 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
         /* Loaded already, so the file may go: its bytes into the cache, or away. */
         if (!st && b.so_in_cache) {
             pg__kcache_install(cache, &b.key, ".so", b.so);
-            free(b.so);
+            pg__free(b.so);
             b.so = NULL;
         }
     }
@@ -866,9 +887,12 @@ pg_status pg__cpu_compile(const pg__kernel_src *src, pg__cpu_module **out) {
     build_free(&b);
     if (st)
         return st;
-    pg__cpu_module *mm = malloc(sizeof *mm);
+    pg__cpu_module *mm = pg__malloc(sizeof *mm);
     if (!mm) {
-        dlclose(m.handle);
+        /* A shared mapping keeps its other users (a plain dlclose would leave its entry in the
+         * shared list, and the next load of this kernel would run whatever is mapped there). */
+        if (!loaded_release(m.handle))
+            dlclose(m.handle);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     *mm = m;
@@ -885,5 +909,5 @@ void pg__cpu_module_free(pg__cpu_module *m) {
         return;
     if (!loaded_release(m->handle))
         dlclose(m->handle);
-    free(m);
+    pg__free(m);
 }

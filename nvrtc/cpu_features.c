@@ -1,6 +1,7 @@
 /* cpu_features.c: a kernel source's constructs checked against what CPU devices offer, and the
  * kernels that need cooperative blocks found by following calls from the kernel. */
 #include "nvrtc/cpu_features.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nvrtc/cpu_source.h"
 #include "nvrtc/signature.h"
@@ -92,7 +93,7 @@ pg_status pg__cpu_check_constructs(const char *source, const char *name) {
             st = refuse(name, s, i, j + 2 - i, "libcu++ (cuda::)");
         i += n - 1;
     }
-    free(s);
+    pg__free(s);
     return st;
 }
 
@@ -181,7 +182,7 @@ static unit *new_unit(graph *g, const char *text, size_t start, size_t end) {
         return NULL;
     if (g->n == g->cap) {
         int cap = g->cap ? 2 * g->cap : 32;
-        unit *u = realloc(g->u, (size_t)cap * sizeof *u);
+        unit *u = pg__realloc(g->u, (size_t)cap * sizeof *u);
         if (!u) {
             g->failed = 1;
             return NULL;
@@ -202,7 +203,7 @@ static void add_name(graph *g, unit *u, const char *s, size_t n) {
         return;
     if (u->nnames == u->cap) {
         int cap = u->cap ? 2 * u->cap : 4;
-        word *nm = realloc(u->names, (size_t)cap * sizeof *nm);
+        word *nm = pg__realloc(u->names, (size_t)cap * sizeof *nm);
         if (!nm) {
             g->failed = 1;
             return;
@@ -431,10 +432,10 @@ int pg__cpu_needs_block(const char *source, const char *name, const char *option
         r = g.unsure ? 1 : decide(&g, name);
 done:
     for (int i = 0; i < g.n; i++)
-        free(g.u[i].names);
-    free(g.u);
-    free(cu);
-    free(code);
-    free(pp);
+        pg__free(g.u[i].names);
+    pg__free(g.u);
+    pg__free(cu);
+    pg__free(code);
+    pg__free(pp);
     return r;
 }

@@ -1,5 +1,6 @@
 /* cpu_rewrite.c: extern __shared__ declarations turned into pointers to dynamic shared memory. */
 #include "nvrtc/cpu_rewrite.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nvrtc/cpu_source.h"
 #include "nvrtc/signature.h"
@@ -23,7 +24,7 @@ static void put(text *t, const char *s, size_t n) {
         size_t cap = t->cap ? t->cap : 256;
         while (cap < t->len + n + 1)
             cap *= 2;
-        char *p = realloc(t->s, cap);
+        char *p = pg__realloc(t->s, cap);
         if (!p) {
             t->failed = 1;
             return;
@@ -74,7 +75,7 @@ static size_t skip_space(const char *s, size_t i, size_t to) {
     return i;
 }
 
-/* 0 ok; -1 a form that cannot be rewritten. */
+/* 0 ok; -1 a form that cannot be rewritten; -2 out of memory. */
 static int parse(const char *s, size_t from, size_t to, decl *d) {
     size_t i = from;
     int depth = 0; /* template argument lists in the type */
@@ -145,7 +146,7 @@ static int parse(const char *s, size_t from, size_t to, decl *d) {
     put(&d->rest, "", 0);
     while (d->spec.len && d->spec.s[d->spec.len - 1] == ' ')
         d->spec.s[--d->spec.len] = '\0';
-    return d->spec.failed || d->rest.failed ? -1 : 0;
+    return d->spec.failed || d->rest.failed ? -2 : 0;
 }
 
 /* The replacement of one declaration. In a function: a local pointer. At namespace scope a
@@ -226,8 +227,10 @@ static pg_status rewrite(const char *source, const char *name, const char *code,
             emit(out, &d, in_function, line, newlines);
             copied = de + 1;
         }
-        free(d.spec.s);
-        free(d.rest.s);
+        pg__free(d.spec.s);
+        pg__free(d.rest.s);
+        if (bad == -2)
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         if (bad)
             return refuse(name, code, p, "has a form that cannot be rewritten");
     }
@@ -264,16 +267,19 @@ pg_status pg__cpu_rewrite_shared(const char *source, const char *name, char **ou
         /* Unbalanced braces (nu < 0): the compiler will say so; meanwhile a declaration is
          * taken to be in a function. */
         int nu = pg__cpu_units(code, &u);
-        st = rewrite(source, name, code, u, nu, &t);
+        /* Out of memory is no unbalanced brace: rewriting as if it were would compile another
+         * kernel, cached under this source's key. */
+        st = nu == -2 ? pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory")
+                      : rewrite(source, name, code, u, nu, &t);
     }
     if (!st && t.failed)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (st)
-        free(t.s);
+        pg__free(t.s);
     else
         *out = t.s;
-    free(u);
-    free(code);
-    free(pp);
+    pg__free(u);
+    pg__free(code);
+    pg__free(pp);
     return st;
 }

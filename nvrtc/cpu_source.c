@@ -1,5 +1,6 @@
 /* cpu_source.c: identifiers, words, lines and top-level declarations of stripped kernel source. */
 #include "nvrtc/cpu_source.h"
+#include "core/alloc.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -109,7 +110,7 @@ static void add(units *a, const char *s, size_t start, size_t body, size_t end) 
         return;
     if (a->n == a->cap) {
         int cap = a->cap ? 2 * a->cap : 32;
-        pg__cpu_unit *u = realloc(a->u, (size_t)cap * sizeof *u);
+        pg__cpu_unit *u = pg__realloc(a->u, (size_t)cap * sizeof *u);
         if (!u) {
             a->failed = 1;
             return;
@@ -154,8 +155,8 @@ int pg__cpu_units(const char *code, pg__cpu_unit **out) {
     }
     add(&a, code, start, body == SIZE_MAX ? n : body, n);
     if (a.failed || depth != 0 || scopes != 0) {
-        free(a.u);
-        return -1;
+        pg__free(a.u);
+        return a.failed ? -2 : -1;
     }
     *out = a.u;
     return a.n;

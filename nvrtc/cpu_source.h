@@ -25,8 +25,8 @@ typedef struct pg__cpu_unit {
     size_t start, body, end;
 } pg__cpu_unit;
 
-/* The units of code (preprocessor lines blanked), malloc'ed into *out. Returns their number, or
- * -1 when the braces do not balance or memory ran out. */
+/* The units of code (preprocessor lines blanked), malloc'ed into *out. Returns their number, -1
+ * when the braces do not balance, or -2 when memory ran out. */
 int pg__cpu_units(const char *code, pg__cpu_unit **out);
 
 #endif

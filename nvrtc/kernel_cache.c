@@ -1,6 +1,7 @@
 /* kernel_cache.c: cache keys, their hashes, and the files of the on-disk kernel cache: written
  * whole, read back only from a folder and files no one else can write, and verified. */
 #include "nvrtc/kernel_cache.h"
+#include "core/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +24,7 @@ static void key_append(pg__kcache_key *k, const void *data, size_t len) {
         size_t cap = k->cap ? k->cap : 256;
         while (cap < k->len + len + 1)
             cap *= 2;
-        char *t = realloc(k->text, cap);
+        char *t = pg__realloc(k->text, cap);
         if (!t) {
             k->failed = 1;
             return;
@@ -67,7 +68,7 @@ void pg__kcache_key_tools(pg__kcache_key *k) {
 }
 
 void pg__kcache_key_free(pg__kcache_key *k) {
-    free(k->text);
+    pg__free(k->text);
     memset(k, 0, sizeof *k);
 }
 
@@ -134,7 +135,7 @@ uint64_t pg__kcache_key_id(const pg__kcache_key *k) {
 
 char *pg__kcache_path(const char *dir, const pg__kcache_key *k, const char *ext) {
     size_t n = strlen(dir) + strlen(ext) + 20;
-    char *p = malloc(n);
+    char *p = pg__malloc(n);
     if (p)
         snprintf(p, n, "%s/%016llx%s", dir, (unsigned long long)pg__kcache_key_id(k), ext);
     return p;
@@ -172,8 +173,8 @@ static int first_time(const char *dir) {
     for (size_t i = 0; i < nsaid && first; i++)
         first = strcmp(said[i], dir) != 0;
     if (first) {
-        char **t = realloc(said, (nsaid + 1) * sizeof *t);
-        char *d = t ? strdup(dir) : NULL;
+        char **t = pg__realloc(said, (nsaid + 1) * sizeof *t);
+        char *d = t ? pg__strdup(dir) : NULL;
         if (t)
             said = t;
         if (d)
@@ -214,7 +215,7 @@ int pg__kcache_dir(const char *dir) {
         errno = ENOENT;
         return -1;
     }
-    char *p = strdup(dir);
+    char *p = pg__strdup(dir);
     if (!p)
         return -1;
     struct stat st;
@@ -231,13 +232,13 @@ int pg__kcache_dir(const char *dir) {
                 ok = 0;
         } else if (errno != EEXIST) {
             int e = errno;
-            free(p);
+            pg__free(p);
             errno = e;
             return -1;
         }
         p[i] = c;
     }
-    free(p);
+    pg__free(p);
     /* The folder itself, through a symbolic link if it is one (~/.cache often is). */
     if (ok && stat(dir, &st) != 0)
         return -1;
@@ -340,7 +341,7 @@ int pg__kcache_load(const char *path, uint64_t key_check, char **data, size_t *l
                  (unsigned long long)(size - HDR_SIZE), (unsigned long long)want);
         bad = why;
     }
-    if (!bad && !(buf = malloc(want + 1))) {
+    if (!bad && !(buf = pg__malloc(want + 1))) {
         close(fd);
         errno = ENOMEM;
         return -1;
@@ -351,7 +352,7 @@ int pg__kcache_load(const char *path, uint64_t key_check, char **data, size_t *l
         bad = "content does not match its digest";
     close(fd);
     if (bad) {
-        free(buf);
+        pg__free(buf);
         unlink(path);
         say("cached kernel %s is corrupt (%s): not loaded, removed; it is rebuilt", path, bad);
         errno = EINVAL;
@@ -370,14 +371,14 @@ int pg__kcache_read(const char *path, char **data, size_t *len) {
     if (fd < 0)
         return -1;
     size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
+    char *buf = pg__malloc(cap);
     if (!buf) {
         close(fd);
         return -1;
     }
     for (;;) {
         if (n + 1 >= cap) {
-            char *b = realloc(buf, cap * 2);
+            char *b = pg__realloc(buf, cap * 2);
             if (!b)
                 break;
             buf = b;
@@ -398,7 +399,7 @@ int pg__kcache_read(const char *path, char **data, size_t *len) {
         n += (size_t)r;
     }
     int e = errno;
-    free(buf);
+    pg__free(buf);
     close(fd);
     errno = e ? e : ENOMEM;
     return -1;
@@ -415,15 +416,15 @@ int pg__kcache_match(const char *dir, const pg__kcache_key *k, int ident_only,
      * have written is a miss (and the rebuild replaces it). */
     struct stat st;
     int fd = open_trusted(path, &st, NULL, 0);
-    free(path);
+    pg__free(path);
     if (fd < 0)
         return 0;
-    char *stored = malloc((size_t)st.st_size + 1);
+    char *stored = pg__malloc((size_t)st.st_size + 1);
     size_t n = 0;
     int r = stored ? read_full(fd, stored, (size_t)st.st_size, &n) : -1;
     close(fd);
     if (r != 0) {
-        free(stored);
+        pg__free(stored);
         return 0;
     }
     int match;
@@ -434,7 +435,7 @@ int pg__kcache_match(const char *dir, const pg__kcache_key *k, int ident_only,
         match = n == k->len && memcmp(stored, k->text, n) == 0;
     if (match && stored_check)
         *stored_check = pg__kcache_check(stored, n);
-    free(stored);
+    pg__free(stored);
     return match;
 }
 
@@ -443,7 +444,7 @@ int pg__kcache_match(const char *dir, const pg__kcache_key *k, int ident_only,
 static int temp_open(const char *dir, const char *ext, char **path) {
     static const char mid[] = "/.tmp-XXXXXX";
     size_t dn = strlen(dir), en = strlen(ext);
-    char *p = malloc(dn + sizeof mid + en);
+    char *p = pg__malloc(dn + sizeof mid + en);
     if (!p)
         return -1;
     memcpy(p, dir, dn);
@@ -452,7 +453,7 @@ static int temp_open(const char *dir, const char *ext, char **path) {
     int fd = mkostemps(p, (int)en, O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        free(p);
+        pg__free(p);
         errno = e;
         return -1;
     }
@@ -494,7 +495,7 @@ int pg__kcache_temp_write(const char *dir, const char *ext, const void *data, si
     if (r != 0) {
         int e = errno;
         unlink(p);
-        free(p);
+        pg__free(p);
         errno = e;
         return -1;
     }
@@ -507,14 +508,14 @@ int pg__kcache_temp_write(const char *dir, const char *ext, const void *data, si
 static int write_atomic2(const char *path, const void *head, size_t hlen, const void *data,
                          size_t len) {
     size_t n = strlen(path) + 8;
-    char *tmp = malloc(n);
+    char *tmp = pg__malloc(n);
     if (!tmp)
         return -1;
     snprintf(tmp, n, "%s.XXXXXX", path);
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        free(tmp);
+        pg__free(tmp);
         errno = e;
         return -1;
     }
@@ -530,7 +531,7 @@ static int write_atomic2(const char *path, const void *head, size_t hlen, const 
         unlink(tmp);
         errno = e;
     }
-    free(tmp);
+    pg__free(tmp);
     return r;
 }
 
@@ -543,7 +544,7 @@ static int store_key(const char *dir, const pg__kcache_key *k) {
     if (!key_path)
         return -1;
     int r = pg__kcache_write_atomic(key_path, k->text, k->len);
-    free(key_path);
+    pg__free(key_path);
     return r;
 }
 
@@ -564,7 +565,7 @@ int pg__kcache_store(const char *dir, const pg__kcache_key *k, const char *ext, 
     /* Artifact first: a reader that sees the new key then finds the new artifact (or, in a race
      * with a colliding key, an artifact whose header tells it apart). */
     int r = write_atomic2(path, hdr, sizeof hdr, data, len);
-    free(path);
+    pg__free(path);
     return r == 0 ? store_key(dir, k) : r;
 }
 
@@ -575,7 +576,7 @@ int pg__kcache_install(const char *dir, const pg__kcache_key *k, const char *ext
     int r = pg__kcache_read(tmp_path, &data, &len);
     if (r == 0) {
         r = pg__kcache_store(dir, k, ext, data, len);
-        free(data);
+        pg__free(data);
     }
     int e = errno;
     unlink(tmp_path);

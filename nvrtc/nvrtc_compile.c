@@ -2,6 +2,7 @@
  * path, or a Python wheel's nvidia/cu13 folder); compiles per architecture with name
  * expressions, so C++ and extern "C" kernels and templates all work; caches on disk. */
 #include "nvrtc/nvrtc_compile.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "nvrtc/kernel_cache.h"
 
@@ -137,7 +138,7 @@ static int has_option(const char *opts, const char *prefix) {
 
 /* Split options on spaces into argv (strings point into the returned buffer). */
 static char *split(const char *opts, const char **argv, int *argc, int max) {
-    char *copy = strdup(opts ? opts : "");
+    char *copy = pg__strdup(opts ? opts : "");
     if (!copy)
         return NULL;
     for (char *tok = strtok(copy, " \t\n"); tok && *argc < max; tok = strtok(NULL, " \t\n"))
@@ -160,15 +161,15 @@ static pg_status compile(const pg__kernel_src *src, int arch, int ptx, pg__nvrtc
         argv[argc++] = "-std=c++17";
     nvrtcProgram prog;
     if (api.create(&prog, src->source, "kernel.cu", 0, NULL, NULL)) {
-        free(buf);
+        pg__free(buf);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "NVRTC could not create a program");
     }
     api.add_name(prog, src->name);
     nvrtcResult r = api.compile(prog, argc, argv);
-    free(buf);
+    pg__free(buf);
     size_t ls = 0;
     char *log = NULL;
-    if (!api.log_size(prog, &ls) && ls > 1 && (log = malloc(ls + 1)) && !api.log(prog, log))
+    if (!api.log_size(prog, &ls) && ls > 1 && (log = pg__malloc(ls + 1)) && !api.log(prog, log))
         log[ls] = '\0';
     pg_status st = PG_OK;
     if (r) {
@@ -186,8 +187,8 @@ static pg_status compile(const pg__kernel_src *src, int arch, int ptx, pg__nvrtc
         st = pg__error(PG_ERROR_COMPILE, "NVRTC produced no %s for '%s'", ptx ? "PTX" : "CUBIN",
                        src->name);
     if (!st) {
-        out->data = malloc(size + 1);
-        out->lowered = strdup(lowered);
+        out->data = pg__malloc(size + 1);
+        out->lowered = pg__strdup(lowered);
         if (!out->data || !out->lowered ||
             (ptx ? api.ptx(prog, out->data) : api.cubin(prog, out->data))) {
             pg__nvrtc_image_free(out);
@@ -198,7 +199,7 @@ static pg_status compile(const pg__kernel_src *src, int arch, int ptx, pg__nvrtc
             out->is_ptx = ptx;
         }
     }
-    free(log);
+    pg__free(log);
     api.destroy(&prog);
     return st;
 }
@@ -239,37 +240,37 @@ pg_status pg__nvrtc_compile(const pg__kernel_src *src, int major, int minor, pg_
     if (path && pg__kcache_match(dir, &key, 0, &key_check) &&
         !pg__kcache_load(path, key_check, &data, &len)) {
         size_t nl = strnlen(data, len);
-        if (nl < len && (out->lowered = strdup(data)) && (out->data = malloc(len - nl))) {
+        if (nl < len && (out->lowered = pg__strdup(data)) && (out->data = pg__malloc(len - nl))) {
             memcpy(out->data, data + nl + 1, len - nl - 1);
             out->data[len - nl - 1] = '\0';
             out->size = len - nl - 1;
             out->is_ptx = ptx;
-            free(data);
-            free(path);
+            pg__free(data);
+            pg__free(path);
             pg__kcache_key_free(&key);
             return PG_OK;
         }
         pg__nvrtc_image_free(out);
     }
-    free(data);
+    pg__free(data);
     pg_status st = compile(src, arch, ptx, out);
     if (!st && path) {
         size_t nl = strlen(out->lowered);
-        char *entry = malloc(nl + 1 + out->size);
+        char *entry = pg__malloc(nl + 1 + out->size);
         if (entry) {
             memcpy(entry, out->lowered, nl + 1);
             memcpy(entry + nl + 1, out->data, out->size);
             pg__kcache_store(dir, &key, ".cubin", entry, nl + 1 + out->size);
-            free(entry);
+            pg__free(entry);
         }
     }
-    free(path);
+    pg__free(path);
     pg__kcache_key_free(&key);
     return st;
 }
 
 void pg__nvrtc_image_free(pg__nvrtc_image *img) {
-    free(img->data);
-    free(img->lowered);
+    pg__free(img->data);
+    pg__free(img->lowered);
     memset(img, 0, sizeof *img);
 }

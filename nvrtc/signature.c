@@ -1,6 +1,7 @@
 /* signature.c: parameter lists in C syntax (explicit signatures, or lists taken from kernel
  * source) turned into parameter descriptions. */
 #include "nvrtc/signature.h"
+#include "core/alloc.h"
 #include "core/error.h"
 
 #include <ctype.h>
@@ -387,7 +388,7 @@ static pg_status parse_list(const sig_ctx *cx, const char *s, size_t len, pg_par
     while (b > a && isspace((unsigned char)s[b - 1]))
         b--;
     if (a == b || (b - a == 4 && memcmp(s + a, "void", 4) == 0)) {
-        *out = calloc(1, sizeof **out);
+        *out = pg__calloc(1, sizeof **out);
         if (!*out)
             return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         *nout = 0;
@@ -399,7 +400,7 @@ static pg_status parse_list(const sig_ctx *cx, const char *s, size_t len, pg_par
         depth += (c == '(' || c == '[' || c == '<') - (c == ')' || c == ']' || c == '>');
         count += c == ',' && depth == 0;
     }
-    pg_param_info *params = calloc((size_t)count, sizeof *params);
+    pg_param_info *params = pg__calloc((size_t)count, sizeof *params);
     if (!params)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     size_t start = 0;
@@ -418,7 +419,7 @@ static pg_status parse_list(const sig_ctx *cx, const char *s, size_t len, pg_par
         else
             st = parse_param(cx, pos + 1, s + start, i - start, &params[pos]);
         if (st) {
-            free(params);
+            pg__free(params);
             return st;
         }
         pos++;

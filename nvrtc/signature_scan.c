@@ -2,6 +2,7 @@
  * ends, a bracket that is never closed or closes nothing), with its line and column, for error
  * messages that name what is wrong. One pass, an explicit stack: no recursion, linear time. */
 #include "nvrtc/signature.h"
+#include "core/alloc.h"
 #include "nvrtc/cpu_source.h"
 
 #include <stdio.h>
@@ -167,9 +168,9 @@ int pg__signature_scan(const char *source, char *why, size_t nwhy) {
         } else if (c == '(' || c == '[' || c == '{') {
             if (depth == cap) {
                 size_t ncap = cap ? 2 * cap : 64;
-                open_bracket *ns = realloc(stack, ncap * sizeof *ns);
+                open_bracket *ns = pg__realloc(stack, ncap * sizeof *ns);
                 if (!ns) {
-                    free(stack);
+                    pg__free(stack);
                     return -1;
                 }
                 stack = ns;
@@ -208,6 +209,6 @@ int pg__signature_scan(const char *source, char *why, size_t nwhy) {
             snprintf(what, sizeof what, "this '%c' is never closed", o->c);
         r = fault(&sc, o->line, o->col, what);
     }
-    free(stack);
+    pg__free(stack);
     return r;
 }

@@ -2,6 +2,7 @@
  * functions located by name, template arguments of a name expression substituted into the
  * parameter list, which signature.c then parses. */
 #include "nvrtc/signature.h"
+#include "core/alloc.h"
 #include "nvrtc/cpu_source.h"
 #include "core/error.h"
 
@@ -84,7 +85,7 @@ static size_t blank_raw(char *out, const char *src, size_t i) {
 
 char *pg__signature_strip(const char *source, int blank_preprocessor) {
     size_t n = strlen(source);
-    char *out = malloc(n + 1);
+    char *out = pg__malloc(n + 1);
     if (!out)
         return NULL;
     memcpy(out, source, n + 1);
@@ -157,11 +158,11 @@ static int match_table_build(const char *s, match_table *t) {
     t->close = NULL;
     if (n >= UINT32_MAX)
         return -1;
-    uint32_t *close = calloc(n + 1, sizeof *close);
-    uint32_t *open = malloc((n + 1) * sizeof *open); /* two stacks: '(' from the bottom, '[' */
+    uint32_t *close = pg__calloc(n + 1, sizeof *close);
+    uint32_t *open = pg__malloc((n + 1) * sizeof *open); /* two stacks: '(' from the bottom, '[' */
     if (!close || !open) {
-        free(close);
-        free(open);
+        pg__free(close);
+        pg__free(open);
         return -1;
     }
     size_t np = 0, nb = n; /* '(' stack grows up from 0, '[' stack down from n */
@@ -176,7 +177,7 @@ static int match_table_build(const char *s, match_table *t) {
         else if (c == ']' && nb < n)
             close[open[nb++]] = (uint32_t)(i + 1);
     }
-    free(open);
+    pg__free(open);
     t->close = close;
     return 0;
 }
@@ -243,10 +244,10 @@ static int parse_site(const char *s, const match_table *t, size_t after, kernel_
 /* Every __global__ function of a stripped source, in order. *out malloc'ed. */
 static pg_status find_sites(const char *s, kernel_site **out, int *n) {
     int cap = 8, cnt = 0;
-    kernel_site *sites = malloc((size_t)cap * sizeof *sites);
+    kernel_site *sites = pg__malloc((size_t)cap * sizeof *sites);
     match_table t;
     if (!sites || match_table_build(s, &t) != 0) {
-        free(sites);
+        pg__free(sites);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     /* Not strstr nor memmem: under a sanitizer each call checks the whole rest of the text
@@ -259,17 +260,17 @@ static pg_status find_sites(const char *s, kernel_site **out, int *n) {
             continue;
         if (cnt == cap) {
             cap *= 2;
-            kernel_site *ns = realloc(sites, (size_t)cap * sizeof *sites);
+            kernel_site *ns = pg__realloc(sites, (size_t)cap * sizeof *sites);
             if (!ns) {
-                free(sites);
-                free(t.close);
+                pg__free(sites);
+                pg__free(t.close);
                 return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
             }
             sites = ns;
         }
         sites[cnt++] = k;
     }
-    free(t.close);
+    pg__free(t.close);
     /* After a list: qualifiers or attributes, then '{' for a definition. Looked for only up to
      * the next kernel, so that each part of the source is read once. */
     for (int i = 0; i < cnt; i++) {
@@ -432,8 +433,8 @@ pg_status pg__signature_find(const char *source, const char *name) {
     st = find_sites(s, &sites, &n);
     if (!st && !pick_site(s, &e, sites, n))
         st = not_found(name, source, s, sites, n);
-    free(sites);
-    free(s);
+    pg__free(sites);
+    pg__free(s);
     return st;
 }
 
@@ -517,8 +518,8 @@ static int same_params(const char *s, const kernel_site *a, const kernel_site *b
         squeeze(s + b->lparen + 1, b->rparen - b->lparen - 1, 1, tb, sizeof tb);
         same = strcmp(ta, tb) == 0;
     }
-    free(pa);
-    free(pb);
+    pg__free(pa);
+    pg__free(pb);
     return same;
 }
 
@@ -633,7 +634,7 @@ static char *substitute(const char *list, size_t len, const template_param *tp, 
     size_t cap = len + 1;
     for (int k = 0; k < n; k++)
         cap += val_len[k] * (len / (tp[k].name_len ? tp[k].name_len : 1) + 1);
-    char *out = malloc(cap);
+    char *out = pg__malloc(cap);
     if (!out)
         return NULL;
     size_t o = 0;
@@ -679,13 +680,13 @@ pg_status pg__signature_infer(const char *source, const char *name, pg_param_inf
     char *subst = NULL;
     st = find_sites(s, &sites, &nsites);
     if (st) {
-        free(s);
+        pg__free(s);
         return st;
     }
     const kernel_site *k = pick_site(s, &e, sites, nsites);
     if (k && (st = check_overloads(name, s, &e, sites, nsites))) {
-        free(sites);
-        free(s);
+        pg__free(sites);
+        pg__free(s);
         return st;
     }
     char what[160];
@@ -732,8 +733,8 @@ pg_status pg__signature_infer(const char *source, const char *name, pg_param_inf
     }
     if (!st)
         st = pg__signature_parse_list(what, list, list_len, out, n);
-    free(subst);
-    free(sites);
-    free(s);
+    pg__free(subst);
+    pg__free(sites);
+    pg__free(s);
     return st;
 }

@@ -1,6 +1,7 @@
 /* device_policies.c: the built-in device policies (GrCUDA's, plus min-transfer-time). Each
  * reads the view only; its private state is a rotation counter that breaks ties. */
 #include "policies/builtin.h"
+#include "core/alloc.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -11,11 +12,11 @@ typedef struct rotation {
 
 static void *create(int ndevices) {
     (void)ndevices;
-    return calloc(1, sizeof(rotation));
+    return pg__calloc(1, sizeof(rotation));
 }
 
 static void destroy(void *state) {
-    free(state);
+    pg__free(state);
 }
 
 /* Among the devices in `among` whose score is within a relative epsilon of the best, prefer

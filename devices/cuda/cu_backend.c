@@ -2,6 +2,7 @@
  * from a free list, stream-ordered device memory from each device's pool, pinned host memory,
  * peer access between every capable pair, NVRTC kernels loaded lazily per device. */
 #include "core/error.h"
+#include "core/alloc.h"
 #include "devices/backend.h"
 #include "devices/cuda/cu_driver.h"
 #include "nvrtc/nvrtc_compile.h"
@@ -142,13 +143,13 @@ static pg_status host_alloc(pg__backend *b, size_t bytes, void **out) {
         void *p = NULL;
         if (b->nplain == b->plain_cap) {
             int cap = b->plain_cap ? 2 * b->plain_cap : 16;
-            void **n = realloc(b->plain, sizeof *n * (size_t)cap);
+            void **n = pg__realloc(b->plain, sizeof *n * (size_t)cap);
             if (n) {
                 b->plain = n;
                 b->plain_cap = cap;
             }
         }
-        if (b->nplain < b->plain_cap && (p = calloc(1, bytes ? bytes : 1)))
+        if (b->nplain < b->plain_cap && (p = pg__calloc(1, bytes ? bytes : 1)))
             b->plain[b->nplain++] = p;
         pthread_mutex_unlock(&b->mu);
         if (!p)
@@ -171,7 +172,7 @@ static void host_free(pg__backend *b, void *p) {
         if (b->plain[i] == p) {
             b->plain[i] = b->plain[--b->nplain];
             pthread_mutex_unlock(&b->mu);
-            free(p);
+            pg__free(p);
             return;
         }
     pthread_mutex_unlock(&b->mu);
@@ -211,12 +212,12 @@ static pg_status stream_new(pg__backend *b, int dev, pg__bstream **out) {
     pg_status st = use(b, dev);
     if (st)
         return st;
-    pg__bstream *s = calloc(1, sizeof *s);
+    pg__bstream *s = pg__calloc(1, sizeof *s);
     if (!s)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     CUresult r = b->cu->cuStreamCreate(&s->s, CU_STREAM_NON_BLOCKING);
     if (r) {
-        free(s);
+        pg__free(s);
         return (pg_status)pg__cu_error(b->cu, r, "cuStreamCreate");
     }
     s->dev = dev;
@@ -227,7 +228,7 @@ static pg_status stream_new(pg__backend *b, int dev, pg__bstream **out) {
 static void stream_free(pg__backend *b, pg__bstream *s) {
     if (use(b, s->dev) == PG_OK)
         b->cu->cuStreamDestroy(s->s);
-    free(s);
+    pg__free(s);
 }
 
 static pg_status event_get(pg__backend *b, int dev, pg__bevent **out) {
@@ -237,11 +238,11 @@ static pg_status event_get(pg__backend *b, int dev, pg__bevent **out) {
         b->free_events[dev] = e->next_free;
     pthread_mutex_unlock(&b->mu);
     if (!e) {
-        if (!(e = calloc(1, sizeof *e)))
+        if (!(e = pg__calloc(1, sizeof *e)))
             return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         CUresult r = b->cu->cuEventCreate(&e->e, CU_EVENT_DISABLE_TIMING);
         if (r) {
-            free(e);
+            pg__free(e);
             return (pg_status)pg__cu_error(b->cu, r, "cuEventCreate");
         }
         e->dev = dev;
@@ -392,7 +393,7 @@ static pg_status copy(pg__backend *b, pg__bstream *s, int dst_dev, void *dst, in
 }
 
 static pg_status kernel_build(pg__backend *b, const pg__kernel_src *src, void **image) {
-    cu_image *k = calloc(1, sizeof *k);
+    cu_image *k = pg__calloc(1, sizeof *k);
     if (!k)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     pg_status st = PG_OK;
@@ -413,7 +414,7 @@ static pg_status kernel_build(pg__backend *b, const pg__kernel_src *src, void **
     if (st) {
         for (int i = 0; i < k->narchs; i++)
             pg__nvrtc_image_free(&k->img[i]);
-        free(k);
+        pg__free(k);
         return st;
     }
     *image = k;
@@ -454,7 +455,7 @@ static void kernel_free(pg__backend *b, void *image) {
             b->cu->cuModuleUnload(k->mod[d]);
     for (int i = 0; i < k->narchs; i++)
         pg__nvrtc_image_free(&k->img[i]);
-    free(k);
+    pg__free(k);
 }
 
 static pg_status launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
@@ -527,7 +528,7 @@ static void close_backend(pg__backend *b) {
             for (pg__bevent *e = b->free_events[d], *n; e; e = n) {
                 n = e->next_free;
                 b->cu->cuEventDestroy(e->e);
-                free(e);
+                pg__free(e);
             }
         }
         b->cu->cuDevicePrimaryCtxRelease(b->d[d].dev);
@@ -537,10 +538,10 @@ static void close_backend(pg__backend *b) {
     b->cu->cuCtxSetCurrent(NULL);
     current = NULL;
     for (int i = 0; i < b->nplain; i++)
-        free(b->plain[i]);
-    free(b->plain);
+        pg__free(b->plain[i]);
+    pg__free(b->plain);
     pthread_mutex_destroy(&b->mu);
-    free(b);
+    pg__free(b);
 }
 
 static uint64_t stream_handle(pg__backend *b, pg__bstream *s) {
@@ -768,7 +769,7 @@ pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__b
     pg_status st = parse_spec(spec, count, ord, &n);
     if (st)
         return st;
-    pg__backend *b = calloc(1, sizeof *b);
+    pg__backend *b = pg__calloc(1, sizeof *b);
     if (!b)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     b->cu = cu;

@@ -1,7 +1,9 @@
 /* host_backend.c: CPU devices (separate memories, a thread pool each) behind pg__backend_ops. */
 #include "devices/backend.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "devices/host/host_guard.h"
+#include "devices/host/host_inject.h"
 #include "devices/host/host_pool.h"
 #include "devices/host/host_stream.h"
 #include "nvrtc/cpu_compile.h"
@@ -90,9 +92,9 @@ static void host_close(pg__backend *b) {
         pg__host_pool_free(b->devs[d].pool);
         pthread_mutex_destroy(&b->devs[d].mu);
     }
-    free(b->streams);
+    pg__free(b->streams);
     pthread_mutex_destroy(&b->mu);
-    free(b);
+    pg__free(b);
 }
 
 static pg_status bad_device(pg__backend *b, int dev) {
@@ -121,7 +123,7 @@ static pg_status host_device_info(pg__backend *b, int dev, pg_device_info *out) 
 static pg_status alloc_zeroed(size_t bytes, const char *where, void **out) {
     size_t n = bytes ? (bytes + ALIGN - 1) & ~(size_t)(ALIGN - 1) : ALIGN;
     void *p = NULL;
-    if (n < bytes || posix_memalign(&p, ALIGN, n))
+    if (n < bytes || pg__posix_memalign(&p, ALIGN, n))
         return pg__error(PG_ERROR_OUT_OF_MEMORY,
                          "out of host memory: %zu bytes for %s; free arrays or use fewer host "
                          "devices",
@@ -136,7 +138,7 @@ static pg_status host_host_alloc(pg__backend *b, size_t bytes, void **out) {
 }
 
 static void host_host_free(pg__backend *b, void *p) {
-    free(p);
+    pg__free(p);
 }
 
 static pg_status host_dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstream *s, void **out) {
@@ -154,7 +156,7 @@ static pg_status host_dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstre
 
 static void host_dev_free(pg__backend *b, int dev, void *p) {
     if (!b->check_bounds || !pg__host_guard_free(p))
-        free(p);
+        pg__free(p);
 }
 
 static pg_status host_memset_zero(pg__backend *b, pg__bstream *s, void *p, size_t bytes) {
@@ -167,7 +169,7 @@ static pg_status host_stream_new(pg__backend *b, int dev, pg__bstream **out) {
     pthread_mutex_lock(&b->mu);
     if (b->nstreams == b->cap) {
         int cap = b->cap ? 2 * b->cap : 16;
-        pg__bstream **n = realloc(b->streams, (size_t)cap * sizeof *n);
+        pg__bstream **n = pg__realloc(b->streams, (size_t)cap * sizeof *n);
         if (!n) {
             pthread_mutex_unlock(&b->mu);
             return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a stream");
@@ -304,7 +306,7 @@ pg_status pg__host_backend_open(const char *spec, int enable_timing, int check_b
         st = threads_per_device(n, &threads);
     if (st)
         return st;
-    pg__backend *b = calloc(1, sizeof *b);
+    pg__backend *b = pg__calloc(1, sizeof *b);
     if (!b)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory opening CPU devices");
     pthread_mutex_init(&b->mu, NULL);
@@ -324,7 +326,7 @@ pg_status pg__host_backend_open(const char *spec, int enable_timing, int check_b
         b->ndev = d + 1;
     }
     b->ndev = n;
-    *ops = &host_ops;
+    *ops = pg__host_inject_wrap(&host_ops);
     *out = b;
     *ndev = n;
     return PG_OK;

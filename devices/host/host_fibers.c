@@ -1,6 +1,7 @@
 /* host_fibers.c: fiber stacks and control memory for block-level kernels, one mapping per worker
  * thread, made at its first such launch, grown on demand, unmapped when the thread exits. */
 #include "devices/host/host_fibers.h"
+#include "core/alloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ static void release(void *p) {
     region *r = p;
     if (r->base)
         munmap(r->base, r->len);
-    free(r);
+    pg__free(r);
 }
 
 static void make_key(void) {
@@ -66,10 +67,10 @@ int pg__host_fiber_memory(uint32_t nstacks, size_t extra_bytes, pg__cpu_fibers *
     region *r = key_ok ? pthread_getspecific(key) : NULL;
     if (!r) {
         /* Without a key (never seen in practice) the memory would outlive the thread. */
-        if (!key_ok || !(r = calloc(1, sizeof *r)))
+        if (!key_ok || !(r = pg__calloc(1, sizeof *r)))
             return -1;
         if (pthread_setspecific(key, r) != 0) {
-            free(r);
+            pg__free(r);
             return -1;
         }
     }

@@ -1,5 +1,6 @@
 /* host_guard.c: guarded device buffers for check=bounds, and naming the buffer a fault hit. */
 #include "devices/host/host_guard.h"
+#include "core/alloc.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -42,7 +43,7 @@ void *pg__host_guard_alloc(size_t bytes) {
     pthread_mutex_lock(&mu);
     if (n == cap) {
         size_t c = cap ? 2 * cap : 64;
-        guarded *l = realloc(list, c * sizeof *l);
+        guarded *l = pg__realloc(list, c * sizeof *l);
         if (!l) {
             pthread_mutex_unlock(&mu);
             munmap(base, len);
@@ -63,7 +64,7 @@ int pg__host_guard_free(void *p) {
             guarded g = list[i];
             list[i] = list[--n];
             if (!n) {
-                free(list);
+                pg__free(list);
                 list = NULL;
                 cap = 0;
             }

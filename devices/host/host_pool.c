@@ -1,5 +1,6 @@
 /* host_pool.c: a CPU device's helper threads sharing out the chunks of concurrent launches. */
 #include "devices/host/host_pool.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "devices/host/host_fault.h"
 
@@ -169,14 +170,14 @@ static void destroy(pg__host_pool *p) {
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->work);
     pthread_mutex_destroy(&p->mu);
-    free(p->threads);
-    free(p);
+    pg__free(p->threads);
+    pg__free(p);
 }
 
 pg_status pg__host_pool_new(int nthreads, pg__host_pool **out) {
-    pg__host_pool *p = calloc(1, sizeof *p);
-    if (!p || (nthreads > 0 && !(p->threads = calloc((size_t)nthreads, sizeof *p->threads)))) {
-        free(p);
+    pg__host_pool *p = pg__calloc(1, sizeof *p);
+    if (!p || (nthreads > 0 && !(p->threads = pg__calloc((size_t)nthreads, sizeof *p->threads)))) {
+        pg__free(p);
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a CPU device's threads");
     }
     pthread_mutex_init(&p->mu, NULL);

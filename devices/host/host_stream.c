@@ -1,5 +1,6 @@
 /* host_stream.c: CPU-device streams (a worker thread per FIFO) and events (completion counts). */
 #include "devices/host/host_stream.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "devices/host/host_fibers.h"
 
@@ -64,7 +65,10 @@ struct pg__bstream {
     uint64_t epoch_ns;
     failure *fails; /* failed operations, by seq (mu); few: a failed device gets no new work */
     int nfails, capfails;
-    uint64_t unrecorded;   /* first failed seq there was no memory to record (0: none) */
+    uint64_t unrecorded; /* first failed seq there was no memory to record (0: none) */
+    /* An event's memory, allocated with each op before it is queued: recording the event that
+     * tracks queued work cannot then fail (untracked work would have to fail the device). */
+    struct pg__bevent *event_spare;
     atomic_int any_failed; /* set (under mu) before a failed op completes: a lock-free "none" */
 };
 
@@ -93,15 +97,16 @@ static void stream_unref(pg__bstream *s) {
     while (s->spare) {
         op *o = s->spare;
         s->spare = o->next;
-        free(o);
+        pg__free(o);
     }
     for (int i = 0; i < s->nfails; i++)
-        free(s->fails[i].msg);
-    free(s->fails);
+        pg__free(s->fails[i].msg);
+    pg__free(s->fails);
+    pg__free(s->event_spare);
     pthread_cond_destroy(&s->done);
     pthread_cond_destroy(&s->work);
     pthread_mutex_destroy(&s->mu);
-    free(s);
+    pg__free(s);
 }
 
 static int reached(pg__bstream *s, uint64_t seq) {
@@ -196,7 +201,7 @@ static void note_failure(pg__bstream *s, uint64_t seq, int dev, const char *msg)
     atomic_store_explicit(&s->any_failed, 1, memory_order_relaxed);
     if (s->nfails == s->capfails) {
         int cap = s->capfails ? 2 * s->capfails : 4;
-        failure *f = realloc(s->fails, (size_t)cap * sizeof *f);
+        failure *f = pg__realloc(s->fails, (size_t)cap * sizeof *f);
         if (!f) {
             if (!s->unrecorded)
                 s->unrecorded = seq;
@@ -205,7 +210,7 @@ static void note_failure(pg__bstream *s, uint64_t seq, int dev, const char *msg)
         s->fails = f;
         s->capfails = cap;
     }
-    s->fails[s->nfails++] = (failure){seq, dev, strdup(msg)};
+    s->fails[s->nfails++] = (failure){seq, dev, pg__strdup(msg)};
 }
 
 static void *worker_main(void *arg) {
@@ -237,7 +242,7 @@ static void *worker_main(void *arg) {
             s->spare = o;
             s->nspare++;
         } else {
-            free(o);
+            pg__free(o);
         }
     }
     pthread_mutex_unlock(&s->mu);
@@ -255,7 +260,12 @@ static op *op_new(pg__bstream *s, op_kind kind, int nslots, pg__timing *t) {
         s->spare = o->next;
         s->nspare--;
         memset(o, 0, sizeof *o);
-    } else if (!(o = calloc(1, sizeof *o + (size_t)cap * sizeof(uint64_t)))) {
+    } else if (!(o = pg__calloc(1, sizeof *o + (size_t)cap * sizeof(uint64_t)))) {
+        pthread_mutex_unlock(&s->mu);
+        return NULL;
+    }
+    if (!s->event_spare && !(s->event_spare = pg__malloc(sizeof *s->event_spare))) {
+        pg__free(o);
         pthread_mutex_unlock(&s->mu);
         return NULL;
     }
@@ -282,7 +292,7 @@ static void enqueue(pg__bstream *s, op *o) {
 }
 
 pg_status pg__host_stream_new(pg__host_dev *devs, int dev, uint64_t epoch_ns, pg__bstream **out) {
-    pg__bstream *s = calloc(1, sizeof *s);
+    pg__bstream *s = pg__calloc(1, sizeof *s);
     if (!s)
         return no_memory();
     atomic_init(&s->refs, 1);
@@ -389,14 +399,16 @@ pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e) {
 }
 
 pg_status pg__host_event_record(pg__bstream *s, pg__bevent **out) {
-    pg__bevent *e = malloc(sizeof *e);
-    if (!e)
+    pthread_mutex_lock(&s->mu);
+    pg__bevent *e = s->event_spare;
+    s->event_spare = NULL;
+    uint64_t seq = s->enqueued;
+    pthread_mutex_unlock(&s->mu);
+    if (!e && !(e = pg__malloc(sizeof *e))) /* no op queued since the last event */
         return no_memory();
     stream_ref(s);
     e->s = s;
-    pthread_mutex_lock(&s->mu);
-    e->seq = s->enqueued;
-    pthread_mutex_unlock(&s->mu);
+    e->seq = seq;
     *out = e;
     return PG_OK;
 }
@@ -455,5 +467,5 @@ void pg__host_event_free(pg__bevent *e) {
     if (!e)
         return;
     stream_unref(e->s);
-    free(e);
+    pg__free(e);
 }
