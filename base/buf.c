@@ -1,7 +1,7 @@
 /* buf.c: the growable printf string (buf.h). */
 #include "base/buf.h"
 
-#include "core/alloc.h"
+#include "base/alloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>

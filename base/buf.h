@@ -4,7 +4,7 @@
 #ifndef PG_BASE_BUF_H
 #define PG_BASE_BUF_H
 
-#include "core/error.h"
+#include "base/error.h"
 
 #include <stddef.h>
 

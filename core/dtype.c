@@ -1,5 +1,5 @@
 /* dtype.c: element type names and sizes. */
-#include "core/error.h"
+#include "base/error.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* element.c: one element in host memory to and from a scalar value, range-checked. */
-#include "core/error.h"
+#include "base/error.h"
 
 #include <float.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /* host_memory.c: how much host memory the process can still take, and byte counts as people
  * read them. */
 #include "core/host_memory.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,8 +4,8 @@
 #define PG_INTERNAL_H
 
 #include "base/buf.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "dag/history.h"
 #include "dag/record.h"
 #include "devices/backend.h"

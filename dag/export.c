@@ -2,8 +2,8 @@
 #include "dag/record.h"
 
 #include "base/buf.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,8 +2,8 @@
  * computation (history.h). Bookkeeping only: no references, no notion of "done". */
 #include "dag/history.h"
 
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 

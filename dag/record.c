@@ -1,8 +1,8 @@
 /* record.c: the ring of the most recent computations' records (record.h). */
 #include "dag/record.h"
 
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

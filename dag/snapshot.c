@@ -2,8 +2,8 @@
  * of the public iteration API, the DOT and JSON exports and the trace. */
 #include "dag/record.h"
 
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

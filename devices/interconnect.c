@@ -14,8 +14,8 @@
  * is free), nor giving a link twice. Links the file does not name keep their current values.
  * Only a regular file of at most 1 MiB, lines of at most 1024 characters, is read. */
 #include "devices/interconnect.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  * the copies the runtime itself issues, on the stream that consumes the data — so that the
  * transfer-time policies reason with what the runtime will actually see. */
 #include "devices/interconnect_measure.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

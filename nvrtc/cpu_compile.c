@@ -2,8 +2,8 @@
  * the generated entry point, the on-disk cache, dlopen. */
 #include "nvrtc/cpu_compile.h"
 #include "base/buf.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "nvrtc/cpu_features.h"
 #include "nvrtc/cpu_rewrite.h"
 #include "nvrtc/kernel_cache.h"

@@ -1,8 +1,8 @@
 /* cpu_features.c: a kernel source's constructs checked against what CPU devices offer, and the
  * kernels that need cooperative blocks found by following calls from the kernel. */
 #include "nvrtc/cpu_features.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "nvrtc/cpu_source.h"
 #include "nvrtc/signature.h"
 

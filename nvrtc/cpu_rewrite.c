@@ -1,7 +1,7 @@
 /* cpu_rewrite.c: extern __shared__ declarations turned into pointers to dynamic shared memory. */
 #include "nvrtc/cpu_rewrite.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "nvrtc/cpu_source.h"
 #include "nvrtc/signature.h"
 

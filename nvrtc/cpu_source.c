@@ -1,6 +1,6 @@
 /* cpu_source.c: identifiers, words, lines and top-level declarations of stripped kernel source. */
 #include "nvrtc/cpu_source.h"
-#include "core/alloc.h"
+#include "base/alloc.h"
 
 #include <ctype.h>
 #include <stdint.h>

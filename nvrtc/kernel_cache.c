@@ -1,7 +1,7 @@
 /* kernel_cache.c: cache keys, their hashes, and the files of the on-disk kernel cache: written
  * whole, read back only from a folder and files no one else can write, and verified. */
 #include "nvrtc/kernel_cache.h"
-#include "core/alloc.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,8 @@
  * path, or a Python wheel's nvidia/cu13 folder); compiles per architecture with name
  * expressions, so C++ and extern "C" kernels and templates all work; caches on disk. */
 #include "nvrtc/nvrtc_compile.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "nvrtc/kernel_cache.h"
 
 #include <dlfcn.h>

@@ -1,8 +1,8 @@
 /* signature.c: parameter lists in C syntax (explicit signatures, or lists taken from kernel
  * source) turned into parameter descriptions. */
 #include "nvrtc/signature.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
  * ends, a bracket that is never closed or closes nothing), with its line and column, for error
  * messages that name what is wrong. One pass, an explicit stack: no recursion, linear time. */
 #include "nvrtc/signature.h"
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "nvrtc/cpu_source.h"
 
 #include <stdio.h>

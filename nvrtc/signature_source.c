@@ -2,9 +2,9 @@
  * functions located by name, template arguments of a name expression substituted into the
  * parameter list, which signature.c then parses. */
 #include "nvrtc/signature.h"
-#include "core/alloc.h"
+#include "base/alloc.h"
 #include "nvrtc/cpu_source.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #include <ctype.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* device_policies.c: the built-in device policies (GrCUDA's, plus min-transfer-time). Each
  * reads the view only; its private state is a rotation counter that breaks ties. */
 #include "policies/builtin.h"
-#include "core/alloc.h"
+#include "base/alloc.h"
 
 #include <float.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* registry.c: device policies by name — the built-ins and those a C user registers. */
 #include "policies/registry.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "policies/builtin.h"
 
 #include <pthread.h>

@@ -1,8 +1,8 @@
 /* cu_backend.c: the CUDA backend — one primary context per GPU, non-blocking streams, events
  * from a free list, stream-ordered device memory from each device's pool, pinned host memory,
  * peer access between every capable pair, NVRTC kernels loaded lazily per device. */
-#include "core/error.h"
-#include "core/alloc.h"
+#include "base/error.h"
+#include "base/alloc.h"
 #include "devices/backend.h"
 #include "devices/cuda/cu_driver.h"
 #include "nvrtc/nvrtc_compile.h"

@@ -1,6 +1,6 @@
 /* cu_driver.c: loads libcuda.so.1 with dlopen and resolves the entry points polygpu uses. */
 #include "devices/cuda/cu_driver.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

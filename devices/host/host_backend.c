@@ -1,7 +1,7 @@
 /* host_backend.c: CPU devices (separate memories, a thread pool each) behind pg__backend_ops. */
 #include "devices/backend.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "devices/host/host_guard.h"
 #include "devices/host/host_inject.h"
 #include "devices/host/host_pool.h"

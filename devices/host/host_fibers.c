@@ -1,7 +1,7 @@
 /* host_fibers.c: fiber stacks and control memory for block-level kernels, one mapping per worker
  * thread, made at its first such launch, grown on demand, unmapped when the thread exits. */
 #include "devices/host/host_fibers.h"
-#include "core/alloc.h"
+#include "base/alloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>

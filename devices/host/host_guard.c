@@ -1,6 +1,6 @@
 /* host_guard.c: guarded device buffers for check=bounds, and naming the buffer a fault hit. */
 #include "devices/host/host_guard.h"
-#include "core/alloc.h"
+#include "base/alloc.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* host_inject.c: test-only wrapper around the CPU-device backend's operations that fails the
  * Nth call of chosen ones (see host_inject.h). */
 #include "devices/host/host_inject.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

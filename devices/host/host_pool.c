@@ -1,7 +1,7 @@
 /* host_pool.c: a CPU device's helper threads sharing out the chunks of concurrent launches. */
 #include "devices/host/host_pool.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "devices/host/host_fault.h"
 
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* host_stream.c: CPU-device streams (a worker thread per FIFO) and events (completion counts). */
 #include "devices/host/host_stream.h"
-#include "core/alloc.h"
-#include "core/error.h"
+#include "base/alloc.h"
+#include "base/error.h"
 #include "devices/host/host_fibers.h"
 
 #include <pthread.h>

@@ -2,7 +2,7 @@
  * another keeps the inner message after the outer's context (a compile error on CPU devices, a
  * bad interconnect file at runtime creation, devices=auto with no device at all), the wrap
  * itself, and options copied by pg_options_set rather than borrowed. */
-#include "core/error.h"
+#include "base/error.h"
 #include "check.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_fault_injection.c: SQLite-style fault injection (core/inject.h, devices/host/
+/* test_fault_injection.c: SQLite-style fault injection (base/inject.h, devices/host/
  * host_inject.h). A representative API sequence (create a runtime, arrays, kernels; launch,
  * write, read, map, prefetch, sync, export, free, close) runs with the library's N-th heap
  * allocation failing, for every N until the sequence runs through without reaching it; then
@@ -14,7 +14,7 @@
  * PG_INJECT_VERBOSE=1 prints every failed call. */
 #include "kernels_common.h"
 
-#include "core/inject.h"
+#include "base/inject.h"
 #include "core/internal.h"
 #include "devices/host/host_inject.h"
 #include "nvrtc/cpu_rewrite.h"

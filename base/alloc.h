@@ -1,5 +1,5 @@
 /* alloc.h: the one door every heap allocation of the library goes through (core, dag,
- * policies, devices, nvrtc), so that a test can fail the Nth one (core/inject.h). Same
+ * policies, devices, nvrtc), so that a test can fail the Nth one (base/inject.h). Same
  * contracts as the C library functions they stand for; memory from any of them is released
  * with pg__free, which is free(): the one block handed to callers (pg_dag_export_string) is
  * released by pg_string_free all the same. Not counted: what the C library allocates for

@@ -1,6 +1,6 @@
 /* alloc.c: the library's allocator door, and the test-only switch that fails the Nth call. */
-#include "core/alloc.h"
-#include "core/inject.h"
+#include "base/alloc.h"
+#include "base/inject.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -1,6 +1,6 @@
 /* error.c: thread-local error message and detail log of the last failed call. */
-#include "core/error.h"
-#include "core/alloc.h"
+#include "base/error.h"
+#include "base/alloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
