@@ -7,6 +7,8 @@
  * stream reuse. */
 #include "core/internal.h"
 
+#include <stdio.h>
+
 static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *devs,
                        pg_policy_array *arrays, pg_policy_view *v, uint32_t candidates) {
     uint32_t all = (1u << (rt->ndev + 1)) - 1;
@@ -46,15 +48,20 @@ static uint32_t alive(const pg__runtime *rt, const pg__comp *c) {
 }
 
 static pg_status none_alive(pg__runtime *rt, const pg__comp *c) {
-    int d = 0; /* the first device whose limits c fits: it failed too */
-    while (d + 1 < rt->ndev && !(c->fits >> d & 1))
-        d++;
+    /* Each device's own reason: they may differ (a fault on one GPU, or the driver refusing the
+     * others after it). */
+    char why[4096];
+    size_t len = 0;
+    why[0] = '\0';
+    for (int d = 0; d < rt->ndev && len < sizeof why; d++)
+        if (c->fits >> d & 1)
+            len += (size_t)snprintf(why + len, sizeof why - len, "%sdevice %d: %s", len ? "; " : "",
+                                    d, rt->dev[d].failure ? rt->dev[d].failure : "failed");
     return pg__error(PG_ERROR_DEVICE,
-                     "kernel '%s' cannot run: every device %shas failed (device %d: %s); arrays "
-                     "with a host copy can still be read",
+                     "kernel '%s' cannot run: every device %shas failed (%s); arrays with a host "
+                     "copy can still be read",
                      c->kernel ? c->kernel->name : "?",
-                     c->fits == (1u << rt->ndev) - 1 ? "" : "whose limits allow its launch ", d,
-                     rt->dev[d].failure ? rt->dev[d].failure : "failed");
+                     c->fits == (1u << rt->ndev) - 1 ? "" : "whose limits allow its launch ", why);
 }
 
 static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates, int *dev) {
