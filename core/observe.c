@@ -24,31 +24,24 @@ static pg_dag_kind kind_of(pg__comp_kind k) {
 }
 
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
-    uint64_t ids[PG__MAX_PARAMS], parents_in[PG__INLINE], *parents = parents_in;
-    pg_access acc[PG__MAX_PARAMS];
-    if (c->nparents > PG__INLINE && !(parents = pg__malloc((size_t)c->nparents * sizeof *parents)))
-        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    pg__record *r = pg__records_add(rt->records, c->id, c->nargs, c->nparents);
+    if (!r)
+        return PG_ERROR_OUT_OF_MEMORY;
+    r->kind = kind_of(c->kind);
+    strncpy(r->name, name, sizeof r->name - 1); /* the slot was cleared: NUL-terminated */
+    r->submit_ns = pg__now_ns() - rt->epoch_ns;
     for (int i = 0; i < c->nargs; i++) {
-        ids[i] = c->args[i].array->id;
-        acc[i] = c->args[i].access;
+        r->arg_ids[i] = c->args[i].array->id;
+        r->arg_access[i] = c->args[i].access;
     }
     for (int i = 0; i < c->nparents; i++)
-        parents[i] = c->parents[i]->id;
-    pg__record_new n = {c->id,    kind_of(c->kind),
-                        name,     pg__now_ns() - rt->epoch_ns,
-                        c->nargs, ids,
-                        acc,      c->nparents,
-                        parents,  0,
-                        PG_HOST,  PG_HOST};
+        r->parent_ids[i] = c->parents[i]->id;
     if (c->kind == PG__COPY) {
-        n.bytes = c->copy_bytes;
-        n.src = c->copy_src - 1; /* locations to device ids */
-        n.dst = c->copy_dst - 1;
+        r->bytes = c->copy_bytes;
+        r->src = c->copy_src - 1; /* locations to device ids */
+        r->dst = c->copy_dst - 1;
     }
-    pg_status st = pg__records_add(rt->records, &n);
-    if (parents != parents_in)
-        pg__free(parents);
-    return st;
+    return PG_OK;
 }
 
 void pg__dag_record_device(pg__runtime *rt, pg__comp *c) {

@@ -13,9 +13,12 @@ static pg__record *slot_of(pg__record *ring, uint64_t id) {
 }
 
 static void clear(pg__record *r) {
-    pg__free(r->arg_ids);
-    pg__free(r->arg_access);
-    pg__free(r->parent_ids);
+    if (r->arg_ids != r->ids_in)
+        pg__free(r->arg_ids);
+    if (r->arg_access != r->access_in)
+        pg__free(r->arg_access);
+    if (r->parent_ids != r->parents_in)
+        pg__free(r->parent_ids);
     memset(r, 0, sizeof *r);
 }
 
@@ -31,39 +34,26 @@ void pg__records_free(pg__record *ring) {
     pg__free(ring);
 }
 
-pg_status pg__records_add(pg__record *ring, const pg__record_new *n) {
-    uint64_t *ids = pg__malloc(((size_t)n->nargs + 1) * sizeof *ids);
-    pg_access *acc = pg__malloc(((size_t)n->nargs + 1) * sizeof *acc);
-    uint64_t *parents = pg__malloc(((size_t)n->nparents + 1) * sizeof *parents);
-    if (!ids || !acc || !parents) {
-        pg__free(ids);
-        pg__free(acc);
-        pg__free(parents);
-        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    }
-    pg__record *r = &ring[n->id % PG_DAG_HISTORY];
+pg__record *pg__records_add(pg__record *ring, uint64_t id, int nargs, int nparents) {
+    pg__record *r = &ring[id % PG_DAG_HISTORY];
     clear(r);
-    r->id = n->id;
-    r->kind = n->kind;
-    r->submit_ns = n->submit_ns;
-    strncpy(r->name, n->name, sizeof r->name - 1);
+    int big_args = nargs > PG__RECORD_INLINE, big_parents = nparents > PG__RECORD_INLINE;
+    r->arg_ids = big_args ? pg__malloc((size_t)nargs * sizeof *r->arg_ids) : r->ids_in;
+    r->arg_access = big_args ? pg__malloc((size_t)nargs * sizeof *r->arg_access) : r->access_in;
+    r->parent_ids =
+        big_parents ? pg__malloc((size_t)nparents * sizeof *r->parent_ids) : r->parents_in;
+    if (!r->arg_ids || !r->arg_access || !r->parent_ids) {
+        clear(r); /* frees what was allocated; the slot is empty */
+        pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+        return NULL;
+    }
+    r->id = id;
     r->device = PG_HOST;
     r->stream = -1;
-    r->nargs = n->nargs;
-    r->arg_ids = ids;
-    r->arg_access = acc;
-    if (n->nargs) {
-        memcpy(ids, n->arg_ids, (size_t)n->nargs * sizeof *ids);
-        memcpy(acc, n->arg_access, (size_t)n->nargs * sizeof *acc);
-    }
-    r->nparents = n->nparents;
-    r->parent_ids = parents;
-    if (n->nparents)
-        memcpy(parents, n->parent_ids, (size_t)n->nparents * sizeof *parents);
-    r->bytes = n->bytes;
-    r->src = n->src;
-    r->dst = n->dst;
-    return PG_OK;
+    r->src = r->dst = PG_HOST;
+    r->nargs = nargs;
+    r->nparents = nparents;
+    return r;
 }
 
 void pg__records_place(pg__record *ring, uint64_t id, int device, int stream) {
@@ -78,9 +68,16 @@ pg_status pg__records_add_parent(pg__record *ring, uint64_t id, uint64_t parent)
     pg__record *r = slot_of(ring, id);
     if (!r)
         return PG_OK; /* overwritten already: nothing to show it in */
-    uint64_t *p = pg__realloc(r->parent_ids, ((size_t)r->nparents + 1) * sizeof *p);
+    if (r->parent_ids == r->parents_in && r->nparents < PG__RECORD_INLINE) {
+        r->parents_in[r->nparents++] = parent;
+        return PG_OK;
+    }
+    uint64_t *old = r->parent_ids == r->parents_in ? NULL : r->parent_ids;
+    uint64_t *p = pg__realloc(old, ((size_t)r->nparents + 1) * sizeof *p);
     if (!p)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a DAG edge");
+    if (!old)
+        memcpy(p, r->parents_in, (size_t)r->nparents * sizeof *p);
     p[r->nparents++] = parent;
     r->parent_ids = p;
     return PG_OK;

@@ -7,41 +7,35 @@
 
 #include "polygpu.h"
 
+#define PG__RECORD_INLINE 4
+
 typedef struct pg__record {
     uint64_t id; /* 0 = empty slot */
     pg_dag_kind kind;
     char name[64];
     int device, stream; /* PG_HOST, -1 until placed */
     int nargs;
+    /* The lists point into the record's own room up to PG__RECORD_INLINE entries, else to heap
+     * blocks it owns: most computations need no allocation for their record. */
     uint64_t *arg_ids;
     pg_access *arg_access;
     int nparents;
     uint64_t *parent_ids;
+    uint64_t ids_in[PG__RECORD_INLINE], parents_in[PG__RECORD_INLINE];
+    pg_access access_in[PG__RECORD_INLINE];
     uint64_t start_ns, end_ns; /* 0 when not timed (GPUs without the trace option) */
     uint64_t submit_ns;        /* when the script submitted it, host clock */
     uint64_t bytes;            /* copies */
     int src, dst;              /* copies: device ids or PG_HOST */
 } pg__record;
 
-/* One computation as core describes it when it is accepted (arrays copied). */
-typedef struct pg__record_new {
-    uint64_t id;
-    pg_dag_kind kind;
-    const char *name;
-    uint64_t submit_ns;
-    int nargs;
-    const uint64_t *arg_ids;
-    const pg_access *arg_access;
-    int nparents;
-    const uint64_t *parent_ids;
-    uint64_t bytes; /* copies: bytes, source and destination (device ids or PG_HOST) */
-    int src, dst;
-} pg__record_new;
-
 /* The ring: PG_DAG_HISTORY slots, NULL when out of memory. */
 pg__record *pg__records_new(void);
 void pg__records_free(pg__record *ring);
-pg_status pg__records_add(pg__record *ring, const pg__record_new *n);
+/* A new record of computation id in its slot (what was there is dropped), placed nowhere yet,
+ * with arg_ids, arg_access and parent_ids allocated for nargs and nparents entries: the caller
+ * fills them and kind, name, submit_ns and the copy fields. NULL (error set) when out of memory. */
+pg__record *pg__records_add(pg__record *ring, uint64_t id, int nargs, int nparents);
 /* Updates of a computation still in the ring (no-ops once it was overwritten). */
 void pg__records_place(pg__record *ring, uint64_t id, int device, int stream);
 /* An edge found while scheduling; PG_ERROR_OUT_OF_MEMORY when it cannot be kept (the caller
