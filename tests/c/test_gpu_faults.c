@@ -6,6 +6,7 @@
  * driver keeps the fault for the process). With two GPUs, work goes on on the other. Without a GPU
  * it says so and passes, unless PG_TEST_REQUIRE_GPU=1 (the GPU script), where a missing GPU is a
  * failure. */
+#include "fault_checks.h"
 #include "kernels_common.h"
 
 #include <stdio.h>
@@ -30,18 +31,6 @@ static const char *SRC =
     "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;\n"
     "  y[i] = x[i]; assert(i != n / 2); }\n";
 
-static int want; /* the device every launch goes to when it may */
-
-static int pick_device(void *state, const pg_policy_view *v) {
-    (void)state;
-    if (v->candidates >> want & 1)
-        return want;
-    for (int d = 0; d < v->ndevices; d++)
-        if (v->candidates >> d & 1)
-            return d;
-    return -1;
-}
-
 static pg_runtime *runtime(const char *devices) {
     pg_options o;
     pg_options_init(&o);
@@ -53,12 +42,6 @@ static pg_runtime *runtime(const char *devices) {
 
 static pg_array *array(pg_runtime *rt) {
     return test_array(rt, N);
-}
-
-static uint64_t array_id(pg_array *a) {
-    pg_array_desc d;
-    REQUIRE_OK(pg_array_describe(a, &d));
-    return d.id;
 }
 
 static char fill_error[2048];
@@ -75,42 +58,6 @@ static pg_status fill(pg_runtime *rt, pg_array *y, float v, int dev) {
     if (st) /* the message again, for the caller: the free above cleared it */
         snprintf(fill_error, sizeof fill_error, "%s", msg);
     return st;
-}
-
-static int holds(pg_array *a, float v) {
-    static float buf[N];
-    pg_status st = pg_array_read(a, 0, N, buf);
-    if (st != PG_OK) {
-        fprintf(stderr, "reading array %llu: %s: %s\n", (unsigned long long)array_id(a),
-                pg_status_name(st), pg_last_error());
-        return 0;
-    }
-    for (int i = 0; i < N; i++)
-        if (buf[i] != v) {
-            fprintf(stderr, "array %llu: element %d is %g, expected %g\n",
-                    (unsigned long long)array_id(a), i, buf[i], v);
-            return 0;
-        }
-    return 1;
-}
-
-/* Reading a fails with PG_ERROR_DEVICE and a message containing each of the strings. */
-static int read_fails(pg_array *a, const char *s1, const char *s2, const char *s3) {
-    static float buf[N];
-    pg_status st = pg_array_read(a, 0, N, buf);
-    char m[2048];
-    snprintf(m, sizeof m, "%s", pg_last_error());
-    const char *need[] = {s1, s2, s3};
-    int ok = st == PG_ERROR_DEVICE;
-    for (int i = 0; i < 3; i++)
-        if (need[i] && !strstr(m, need[i]))
-            ok = 0;
-    fprintf(stderr, "reading array %llu: %s '%s'\n", (unsigned long long)array_id(a),
-            pg_status_name(st), m);
-    if (!ok)
-        fprintf(stderr, "  expected PG_ERROR_DEVICE with '%s' '%s' '%s'\n", s1 ? s1 : "",
-                s2 ? s2 : "", s3 ? s3 : "");
-    return ok;
 }
 
 typedef struct fault_case {
@@ -144,7 +91,7 @@ static void one_case(const fault_case *fc, const char *devices, int dev) {
     pg_array *x = array(rt), *z = array(rt), *w = array(rt), *y = array(rt);
     REQUIRE_OK(pg_array_write(x, 0, N, host)); /* current on the host */
     REQUIRE_OK(fill(rt, z, 3.0f, dev));
-    CHECK(holds(z, 3.0f)); /* z has a host copy now */
+    CHECK(holds_n(z, N, 3.0f)); /* z has a host copy now */
     REQUIRE_OK(fill(rt, w, 5.0f, dev));
     REQUIRE_OK(pg_runtime_sync(rt)); /* w's only copy is on the GPU, fine so far */
 
@@ -156,44 +103,44 @@ static void one_case(const fault_case *fc, const char *devices, int dev) {
     char gpu[16], quoted[64];
     snprintf(gpu, sizeof gpu, "GPU %d", dev);
     snprintf(quoted, sizeof quoted, "'%s'", fc->kernel);
-    CHECK(read_fails(y, quoted, gpu, fc->cuda_error));
+    CHECK(read_fails_n(y, N, quoted, gpu, fc->cuda_error));
     /* The fault is reported once by the next sync (reads do not take it), then never again. */
     pg_status s1 = pg_runtime_sync(rt);
     CHECK(s1 == PG_ERROR_DEVICE || s1 == PG_OK);
     CHECK_OK(pg_runtime_sync(rt));
 
     /* What has a host copy is still there; w's only copy was on the failed GPU. */
-    CHECK(holds(x, 1.0f));
-    CHECK(holds(z, 3.0f));
+    CHECK(holds_n(x, N, 1.0f));
+    CHECK(holds_n(z, N, 3.0f));
     char wid[32];
     snprintf(wid, sizeof wid, "array %llu", (unsigned long long)array_id(w));
-    CHECK(read_fails(w, wid, NULL, NULL));
+    CHECK(read_fails_n(w, N, wid, NULL, NULL));
 
     /* New arrays work on the host; new launches go to another GPU, or fail clearly. */
     pg_array *v = array(rt);
     for (int i = 0; i < N; i++)
         host[i] = 7.0f;
     CHECK_OK(pg_array_write(v, 0, N, host));
-    CHECK(holds(v, 7.0f));
+    CHECK(holds_n(v, N, 7.0f));
     pg_status sf = fill(rt, v, 8.0f, dev);
     printf("a launch after the fault: %s: %s\n", pg_status_name(sf), sf ? fill_error : "");
     if (ndev == 1) {
         CHECK(sf == PG_ERROR_DEVICE && strstr(fill_error, "every device has failed"));
-        CHECK(holds(v, 7.0f)); /* the failed launch changed nothing */
+        CHECK(holds_n(v, N, 7.0f)); /* the failed launch changed nothing */
     } else if (sf == PG_OK) {
-        CHECK(holds(v, 8.0f)); /* ran on another GPU */
+        CHECK(holds_n(v, N, 8.0f)); /* ran on another GPU */
     } else {
         /* A driver that keeps the fault for the whole process refuses the other GPUs too: then
          * the error says so for each of them, with the CUDA error that refused it. */
         CHECK(sf == PG_ERROR_DEVICE && strstr(fill_error, "every device has failed") &&
               strstr(fill_error, "device 1: ") && strstr(fill_error, "CUDA_ERROR_"));
-        CHECK(holds(v, 7.0f));
+        CHECK(holds_n(v, N, 7.0f));
     }
     /* x was only read by the failed kernel: writing it works. */
     for (int i = 0; i < N; i++)
         host[i] = 2.0f;
     CHECK_OK(pg_array_write(x, 0, N, host));
-    CHECK(holds(x, 2.0f));
+    CHECK(holds_n(x, N, 2.0f));
     pg_kernel_free(k);
     pg_status sc = pg_runtime_free(rt);
     CHECK(sc == PG_OK || sc == PG_ERROR_DEVICE);
@@ -211,7 +158,7 @@ static void one_case(const fault_case *fc, const char *devices, int dev) {
         REQUIRE_OK(pg_runtime_new(&o, &rt2));
         pg_array *a = array(rt2);
         CHECK_OK(fill(rt2, a, 4.0f, 0));
-        CHECK(holds(a, 4.0f));
+        CHECK(holds_n(a, N, 4.0f));
         CHECK_OK(pg_runtime_free(rt2));
     }
 }

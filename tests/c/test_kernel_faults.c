@@ -5,6 +5,7 @@
  * (arrays with a host copy, arrays on the other device, new launches) keeps working. The
  * checked mode (check=bounds) catches out-of-bounds writes with guard pages. Runs on host:2 with
  * a test policy that places each launch where the test says. */
+#include "fault_checks.h"
 #include "kernels_common.h"
 
 #include "core/internal.h"
@@ -73,19 +74,6 @@ static const char *FAULT_SRC =
     "extern \"C\" __global__ void write_off(float *y, int off, int n) {\n"
     "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i + off] = 9.0f; }\n";
 
-/* Test placement: every launch goes to device `want` when it may, else the first candidate. */
-static int want;
-
-static int pick_device(void *state, const pg_policy_view *v) {
-    (void)state;
-    if (v->candidates >> want & 1)
-        return want;
-    for (int d = 0; d < v->ndevices; d++)
-        if (v->candidates >> d & 1)
-            return d;
-    return -1;
-}
-
 static pg_runtime *runtime(const char *check) {
     pg_options o;
     pg_options_init(&o);
@@ -110,12 +98,6 @@ static pg_array *array(pg_runtime *rt) {
     return test_array(rt, N);
 }
 
-static uint64_t array_id(pg_array *a) {
-    pg_array_desc d;
-    REQUIRE_OK(pg_array_describe(a, &d));
-    return d.id;
-}
-
 static void fill(pg_runtime *rt, pg_array *y, float v, int dev) {
     pg_kernel *k = NULL; /* y is written whole: a lost value does not matter */
     REQUIRE_OK(pg_kernel_new(rt, FAULT_SRC, "fill", "out float *y, float v, int n", NULL, &k));
@@ -123,43 +105,6 @@ static void fill(pg_runtime *rt, pg_array *y, float v, int dev) {
     want = dev;
     REQUIRE_OK(pg_kernel_launch(k, dim1(N / 256), dim1(256), 0, args, 3));
     pg_kernel_free(k);
-}
-
-/* The array holds v everywhere. */
-static int holds(pg_array *a, float v) {
-    static float buf[N];
-    pg_status st = pg_array_read(a, 0, N, buf);
-    if (st != PG_OK) {
-        fprintf(stderr, "reading array %llu: %s: %s\n", (unsigned long long)array_id(a),
-                pg_status_name(st), pg_last_error());
-        return 0;
-    }
-    for (int i = 0; i < N; i++)
-        if (buf[i] != v) {
-            fprintf(stderr, "array %llu: element %d is %g, expected %g\n",
-                    (unsigned long long)array_id(a), i, buf[i], v);
-            return 0;
-        }
-    return 1;
-}
-
-/* Reading a fails with PG_ERROR_DEVICE and a message containing each of the strings. */
-static int read_fails(pg_array *a, const char *s1, const char *s2, const char *s3) {
-    static float buf[N];
-    pg_status st = pg_array_read(a, 0, N, buf);
-    char m[2048];
-    snprintf(m, sizeof m, "%s", pg_last_error());
-    const char *need[] = {s1, s2, s3};
-    int ok = st == PG_ERROR_DEVICE;
-    for (int i = 0; i < 3; i++)
-        if (need[i] && !strstr(m, need[i]))
-            ok = 0;
-    if (!ok)
-        fprintf(stderr,
-                "reading array %llu: %s '%s'; expected PG_ERROR_DEVICE with '%s' '%s' '%s'\n",
-                (unsigned long long)array_id(a), pg_status_name(st), m, s1 ? s1 : "", s2 ? s2 : "",
-                s3 ? s3 : "");
-    return ok;
 }
 
 typedef struct fault_case {
@@ -207,26 +152,26 @@ static void one_case(const fault_case *fc) {
     /* The result: the kernel's error, naming the kernel, the device and the launch. */
     char kname[96];
     snprintf(kname, sizeof kname, "'%s'", fc->kernel);
-    CHECK(read_fails(y, kname, "CPU device 0", fc->what));
-    CHECK(read_fails(y, "computation #", NULL, NULL)); /* and again: the error stays */
+    CHECK(read_fails_n(y, N, kname, "CPU device 0", fc->what));
+    CHECK(read_fails_n(y, N, "computation #", NULL, NULL)); /* and again: the error stays */
     /* Everything not on device 0 alone is intact. */
-    CHECK(holds(w, 6.0f));
-    CHECK(holds(x, 2.0f));
+    CHECK(holds_n(w, N, 6.0f));
+    CHECK(holds_n(x, N, 2.0f));
     /* z's only copy was on device 0. */
     char lost[96];
     snprintf(lost, sizeof lost, "array %llu was lost with device 0",
              (unsigned long long)array_id(z));
-    CHECK(read_fails(z, lost, "only current copy", NULL));
+    CHECK(read_fails_n(z, N, lost, "only current copy", NULL));
 
     /* New work goes to the surviving device, even when the policy asks for device 0. */
     pg_array *v = array(rt);
     fill(rt, v, 4.0f, 0);
-    CHECK(holds(v, 4.0f));
+    CHECK(holds_n(v, N, 4.0f));
     pg_kernel *add1 = kernel(rt, "add1");
     pg_arg a1[] = {pg_arg_array(v), pg_arg_array(x), pg_arg_int(N)};
     want = 0;
     CHECK_OK(pg_kernel_launch(add1, dim1(N / 256), dim1(256), 0, a1, 3));
-    CHECK(holds(v, 3.0f)); /* x's host copy went to device 1 */
+    CHECK(holds_n(v, N, 3.0f)); /* x's host copy went to device 1 */
 
     /* A kernel reading the failed result fails too: at launch, or when its result is read. */
     pg_array *u = array(rt);
@@ -236,13 +181,13 @@ static void one_case(const fault_case *fc) {
     if (st == PG_ERROR_DEVICE)
         CHECK(strstr(pg_last_error(), kname) != NULL);
     else
-        CHECK(read_fails(u, kname, NULL, NULL));
+        CHECK(read_fails_n(u, N, kname, NULL, NULL));
 
     /* Writing a failed or lost array whole gives it a value again. */
     REQUIRE_OK(pg_array_write(y, 0, N, host));
-    CHECK(holds(y, 2.0f));
+    CHECK(holds_n(y, N, 2.0f));
     fill(rt, z, 8.0f, 0);
-    CHECK(holds(z, 8.0f));
+    CHECK(holds_n(z, N, 8.0f));
     CHECK_STATUS(pg_runtime_sync(rt), PG_ERROR_DEVICE); /* the failure is reported once */
     CHECK_OK(pg_runtime_sync(rt));
     pg_kernel_free(k);
@@ -278,14 +223,14 @@ static void propagation(void) {
     pg_status s2 = s1 ? s1 : pg_kernel_launch(add1, dim1(N / 256), dim1(256), 0, a2, 3);
     if (s1 != PG_OK)
         fprintf(stderr, "note: the fault was seen before the dependent launches\n");
-    CHECK(read_fails(y, "'slow_wild'", "CPU device 0", "SIGSEGV"));
+    CHECK(read_fails_n(y, N, "'slow_wild'", "CPU device 0", "SIGSEGV"));
     if (s1 == PG_OK)
-        CHECK(read_fails(u, "'slow_wild'", "CPU device 0", NULL));
+        CHECK(read_fails_n(u, N, "'slow_wild'", "CPU device 0", NULL));
     if (s2 == PG_OK)
-        CHECK(read_fails(u2, "'slow_wild'", "CPU device 0", NULL));
+        CHECK(read_fails_n(u2, N, "'slow_wild'", "CPU device 0", NULL));
     /* x was only read by the failed kernel: writing it waits for that, then works. */
     REQUIRE_OK(pg_array_write(x, 0, N, host));
-    CHECK(holds(x, 2.0f));
+    CHECK(holds_n(x, N, 2.0f));
     pg_kernel_free(slow);
     pg_kernel_free(add1);
     pg_runtime_free(rt);
@@ -305,14 +250,14 @@ static void all_devices_fail(void) {
         pg_arg args[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(N)};
         want = d;
         CHECK_OK(pg_kernel_launch(k, dim1(N / 256), dim1(256), 0, args, 3));
-        CHECK(read_fails(y, "'trap'", d ? "CPU device 1" : "CPU device 0", NULL));
+        CHECK(read_fails_n(y, N, "'trap'", d ? "CPU device 1" : "CPU device 0", NULL));
     }
     pg_array *v = array(rt);
     pg_kernel *f = kernel(rt, "fill");
     pg_arg fa[] = {pg_arg_array(v), pg_arg_float(1.0f), pg_arg_int(N)};
     CHECK_STATUS(pg_kernel_launch(f, dim1(N / 256), dim1(256), 0, fa, 3), PG_ERROR_DEVICE);
     CHECK(strstr(pg_last_error(), "every device has failed") != NULL);
-    CHECK(holds(x, 1.0f));
+    CHECK(holds_n(x, N, 1.0f));
     pg_kernel_free(f);
     pg_kernel_free(k);
     pg_runtime_free(rt);
@@ -330,7 +275,7 @@ static void checked_mode(int off) {
     pg_arg args[] = {pg_arg_array(a), pg_arg_int(off), pg_arg_int(N)};
     want = 0;
     CHECK_OK(pg_kernel_launch(k, dim1(N / 256), dim1(256), 0, args, 3));
-    CHECK(read_fails(a, "'write_off'", "out of bounds", NULL));
+    CHECK(read_fails_n(a, N, "'write_off'", "out of bounds", NULL));
     /* b's only copy is on the failed device, so b is lost; its memory there is intact. */
     pg__array *ib = pg__handle_get((uint64_t)(uintptr_t)b, PG__H_ARRAY);
     REQUIRE_OK(ib && ib->dev[0] ? PG_OK : PG_ERROR_INTERNAL);
