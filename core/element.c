@@ -155,6 +155,8 @@ static pg_status store_double(pg_dtype t, double d, pg_arg v, void *dst) {
     return PG_OK;
 }
 
+static pg_status store(pg_dtype t, pg_arg v, void *dst);
+
 pg_status pg_element_store(pg_dtype t, pg_arg v, void *dst) {
     if ((unsigned)t >= PG_DTYPE_COUNT || !dst)
         return pg__error(PG_ERROR_ARGUMENT,
@@ -163,6 +165,11 @@ pg_status pg_element_store(pg_dtype t, pg_arg v, void *dst) {
         return pg__error(PG_ERROR_ARGUMENT,
                          "pg_element_store: the value must be a scalar pg_arg (pg_arg_int, "
                          "pg_arg_uint, pg_arg_double or pg_arg_float)");
+    return store(t, v, dst);
+}
+
+/* pg_element_store once its arguments are known good. */
+static pg_status store(pg_dtype t, pg_arg v, void *dst) {
     int from = types[v.dtype].kind;
     if (from == FLOATING)
         return store_double(t, v.v.f, v, dst);
@@ -177,11 +184,19 @@ pg_status pg_element_store(pg_dtype t, pg_arg v, void *dst) {
     return PG_OK;
 }
 
+static void load(pg_dtype t, const void *src, pg_arg *out);
+
 pg_status pg_element_load(pg_dtype t, const void *src, pg_arg *out) {
     if ((unsigned)t >= PG_DTYPE_COUNT || !src || !out)
         return pg__error(PG_ERROR_ARGUMENT,
                          "pg_element_load: dtype %d is not a pg_dtype, or src or out is NULL",
                          (int)t);
+    load(t, src, out);
+    return PG_OK;
+}
+
+/* pg_element_load once its arguments are known good. */
+static void load(pg_dtype t, const void *src, pg_arg *out) {
     if (t == PG_FLOAT32) {
         float f;
         memcpy(&f, src, sizeof f);
@@ -197,6 +212,45 @@ pg_status pg_element_load(pg_dtype t, const void *src, pg_arg *out) {
          * an out-of-range conversion. */
         uint64_t bits = get_int(t, src), sign = UINT64_C(1) << (8 * types[t].size - 1);
         *out = pg_arg_int(bits & sign ? -(int64_t)(~bits & (sign - 1)) - 1 : (int64_t)bits);
+    }
+}
+
+pg_status pg_elements_convert(pg_dtype from, const void *src, pg_dtype to, void *dst,
+                              uint64_t count, int truncate) {
+    if ((unsigned)from >= PG_DTYPE_COUNT || (unsigned)to >= PG_DTYPE_COUNT ||
+        (count && (!src || !dst)))
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_elements_convert: dtypes %d and %d must be "
+                         "pg_dtypes, and src and dst not NULL",
+                         (int)from, (int)to);
+    const char *s = src;
+    char *d = dst;
+    size_t fs = types[from].size, ts = types[to].size;
+    if (from == to) {
+        memcpy(d, s, (size_t)count * ts);
+        return PG_OK;
+    }
+    /* The common float casts without the per-element dispatch. */
+    if (from == PG_FLOAT64 && to == PG_FLOAT32) {
+        for (uint64_t i = 0; i < count; i++) {
+            double x;
+            memcpy(&x, s + i * 8, 8);
+            if (isfinite(x) && fabs(x) > FLT_MAX) {
+                out_of_range(to, pg_arg_double(x));
+                return pg__error_wrap(PG_ERROR_ARGUMENT, "element %" PRIu64, i);
+            }
+            float f = (float)x;
+            memcpy(d + i * 4, &f, 4);
+        }
+        return PG_OK;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        pg_arg v;
+        load(from, s + i * fs, &v);
+        if (truncate && types[v.dtype].kind == FLOATING && types[to].kind != FLOATING)
+            v.v.f = trunc(v.v.f);
+        if (store(to, v, d + i * ts) != PG_OK)
+            return pg__error_wrap(PG_ERROR_ARGUMENT, "element %" PRIu64, i);
     }
     return PG_OK;
 }

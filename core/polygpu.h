@@ -365,6 +365,13 @@ pg_status pg_element_store(pg_dtype t, pg_arg value, void *dst);
  * type of its kind: dtype PG_INT64 (value in v.i) for int8..int64, PG_UINT64 (v.u) for
  * uint8..uint64, PG_FLOAT64 (v.f) for float32 and float64. */
 pg_status pg_element_load(pg_dtype t, const void *src, pg_arg *out);
+/* Convert `count` packed elements of type `from` at `src` into type `to` at `dst`, each as
+ * pg_element_load then pg_element_store would; with `truncate`, floating-point values going to
+ * an integer type are truncated toward zero first (C's cast, NumPy's astype). A value that does
+ * not fit is PG_ERROR_ARGUMENT naming its index and the value ("element 3: value 300 does not
+ * fit uint8 ..."); `dst` then holds the elements before it. One call for a whole buffer. */
+pg_status pg_elements_convert(pg_dtype from, const void *src, pg_dtype to, void *dst,
+                              uint64_t count, int truncate);
 
 /* ---------------------------------------------------------------- policies */
 

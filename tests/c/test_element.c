@@ -160,7 +160,33 @@ static void bad_calls(void) {
     CHECK_STATUS(pg_element_load(PG_INT8, dst, NULL), PG_ERROR_ARGUMENT);
 }
 
+/* A whole buffer at once, as the bindings' casts do. */
+static void convert(void) {
+    double d[4] = {1.5, -2.0, 3.25, 1e300};
+    float f[4] = {0};
+    CHECK_OK(pg_elements_convert(PG_FLOAT64, d, PG_FLOAT32, f, 3, 0));
+    CHECK(f[0] == 1.5f && f[1] == -2.0f && f[2] == 3.25f);
+    CHECK_STATUS(pg_elements_convert(PG_FLOAT64, d, PG_FLOAT32, f, 4, 0), PG_ERROR_ARGUMENT);
+    CHECK(strstr(pg_last_error(), "element 3") && strstr(pg_last_error(), "float32"));
+    int32_t i[3] = {0};
+    CHECK_STATUS(pg_elements_convert(PG_FLOAT64, d, PG_INT32, i, 3, 0), PG_ERROR_ARGUMENT);
+    CHECK(strstr(pg_last_error(), "element 0") && strstr(pg_last_error(), "1.5"));
+    CHECK_OK(pg_elements_convert(PG_FLOAT64, d, PG_INT32, i, 3, 1)); /* truncated: C's cast */
+    CHECK(i[0] == 1 && i[1] == -2 && i[2] == 3);
+    int64_t big[3] = {1, 255, 256};
+    uint8_t u[3] = {9, 9, 9};
+    CHECK_STATUS(pg_elements_convert(PG_INT64, big, PG_UINT8, u, 3, 0), PG_ERROR_ARGUMENT);
+    CHECK(strstr(pg_last_error(), "element 2") && strstr(pg_last_error(), "256"));
+    CHECK(u[0] == 1 && u[1] == 255 && u[2] == 9); /* the elements before it, nothing after */
+    int64_t same[2] = {0};
+    CHECK_OK(pg_elements_convert(PG_INT64, big, PG_INT64, same, 2, 0));
+    CHECK(same[0] == 1 && same[1] == 255);
+    CHECK_STATUS(pg_elements_convert((pg_dtype)99, d, PG_INT32, i, 1, 0), PG_ERROR_ARGUMENT);
+    CHECK_OK(pg_elements_convert(PG_INT32, NULL, PG_INT64, NULL, 0, 0)); /* nothing to do */
+}
+
 int main(void) {
+    convert();
     integer_bounds();
     floating_point();
     loads();

@@ -14,20 +14,6 @@ static int store(pg_dtype t, pg_arg v, void *p) {
     return 0;
 }
 
-/* One element of type `from` at src into one of type t at dst. A float into an integer type is
- * truncated toward zero first, as a C cast and NumPy's astype do; the result must still fit. */
-static int cast_one(pg_dtype from, const void *src, pg_dtype t, void *dst) {
-    pg_arg v;
-    pg_status st = pg_element_load(from, src, &v);
-    if (st != PG_OK) {
-        pgpy_raise(st);
-        return -1;
-    }
-    if (v.dtype == PG_FLOAT64 && !pgpy_dtype_is_float(t))
-        v.v.f = trunc(v.v.f);
-    return store(t, v, dst);
-}
-
 int pgpy_int_to_arg(PyObject *n, pg_arg *out) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
@@ -98,16 +84,14 @@ static int is_scalar(PyObject *obj) {
            (Py_TYPE(obj)->tp_as_number && Py_TYPE(obj)->tp_as_number->nb_float);
 }
 
-/* Element-wise conversion of `count` packed elements. */
+/* Element-wise conversion of `count` packed elements: floats into integer types truncated
+ * first, as NumPy's astype does. */
 static int cast_elements(pg_dtype from, const char *src, pg_dtype t, char *dst, uint64_t count) {
-    size_t fs = pg_dtype_size(from), ts = pg_dtype_size(t);
-    if (from == t) {
-        memcpy(dst, src, (size_t)count * ts);
-        return 0;
+    pg_status st = pg_elements_convert(from, src, t, dst, count, 1);
+    if (st != PG_OK) {
+        pgpy_raise(st);
+        return -1;
     }
-    for (uint64_t i = 0; i < count; i++)
-        if (cast_one(from, src + i * fs, t, dst + i * ts) < 0)
-            return -1;
     return 0;
 }
 
@@ -175,7 +159,7 @@ static int fill_from_buffer(PyObject *obj, pg_dtype t, int ndim, const int64_t *
             r = cast_elements((pg_dtype)from, tmp, t, dst, count);
         } else { /* a 0-d buffer, such as a NumPy scalar: broadcast */
             char one[8];
-            r = cast_one((pg_dtype)from, tmp, t, one);
+            r = cast_elements((pg_dtype)from, tmp, t, one, 1);
             if (r == 0)
                 broadcast(t, one, dst, count);
         }
