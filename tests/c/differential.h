@@ -78,8 +78,9 @@ static inline void diff_open(diff_env *e, const char *devices, const char *execu
     o.policy = policy;
     o.stream_policy = stream_policy;
     o.parent_stream_policy = parent;
-    /* PG_DIFF_MEMORY_LIMIT (e.g. "6K": arrays are 2068 bytes): the asynchronous side runs under
-     * that device_memory_limit, so evictions and write-backs interleave with everything else. */
+    /* PG_DIFF_MEMORY_LIMIT (e.g. "8K": arrays are 2068 bytes, a kernel takes up to three): the
+     * asynchronous side runs under that device_memory_limit, so evictions and write-backs
+     * interleave with everything else. */
     const char *limit = getenv("PG_DIFF_MEMORY_LIMIT");
     if (limit && *limit && strcmp(execution, "sync"))
         REQUIRE_OK(pg_options_set(&o, "device_memory_limit", limit));
