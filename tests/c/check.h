@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int pg_check_failures;
 
@@ -49,6 +50,17 @@ static int pg_check_failures;
             return 1;                                                                              \
         }                                                                                          \
         return 0;                                                                                  \
+    } while (0)
+
+/* call returns status and the last message contains needle. */
+#define CHECK_MSG(call, status, needle)                                                            \
+    do {                                                                                           \
+        CHECK_STATUS(call, status);                                                                \
+        if (!strstr(pg_last_error(), needle)) {                                                    \
+            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__,                \
+                    pg_last_error(), needle);                                                      \
+            pg_check_failures++;                                                                   \
+        }                                                                                          \
     } while (0)
 
 #endif

@@ -13,16 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CHECK_MSG(call, status, needle)                                                            \
-    do {                                                                                           \
-        CHECK_STATUS(call, status);                                                                \
-        if (!strstr(pg_last_error(), needle)) {                                                    \
-            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__,                \
-                    pg_last_error(), needle);                                                      \
-            pg_check_failures++;                                                                   \
-        }                                                                                          \
-    } while (0)
-
 /* The last message must not contain `needle`. */
 #define CHECK_NO(needle)                                                                           \
     do {                                                                                           \

@@ -5,16 +5,6 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#define CHECK_MSG(call, status, needle)                                                            \
-    do {                                                                                           \
-        CHECK_STATUS(call, status);                                                                \
-        if (!strstr(pg_last_error(), needle)) {                                                    \
-            fprintf(stderr, "%s:%d: message '%s' lacks '%s'\n", __FILE__, __LINE__,                \
-                    pg_last_error(), needle);                                                      \
-            pg_check_failures++;                                                                   \
-        }                                                                                          \
-    } while (0)
-
 static pg_runtime *new_rt(const char *name, const char *value) {
     pg_options o;
     pg_options_init(&o);
