@@ -42,10 +42,18 @@ from workloads.common import sample_stride  # noqa: E402
 POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time",
             "min-transfer-time")
 DEFAULT_POLICY = "minmax-transfer-time"
-VERSIONS = ("polygpu", "cuda", "cuda-sync", "cupy", "lua", "java")
-#: versions written for VEC and B&S only
-TWO_BENCH_VERSIONS = {"cupy": ("vec", "bs"), "lua": ("vec", "bs"), "java": ("vec", "bs")}
-SIZES = ("tiny", "small", "medium", "large")
+#: cuda: the tuned hand-written CUDA C baseline; cuda-untuned: its first version (an ablation);
+#: cuda-streams: CG's tuned baseline without the CUDA graph; cuda-sync: synchronous, one GPU.
+VERSIONS = ("polygpu", "cuda", "cuda-untuned", "cuda-streams", "cuda-sync", "cupy", "lua", "java")
+CUDA_VERSIONS = ("cuda", "cuda-untuned", "cuda-streams", "cuda-sync")
+#: versions written for some benchmarks only
+TWO_BENCH_VERSIONS = {"cupy": ("vec", "bs"), "lua": ("vec", "bs"), "java": ("vec", "bs"),
+                      "cuda-streams": ("cg",)}
+#: paper-*: the GrCUDA paper's range (its benchmark_wrapper.py), smallest, middle, largest
+PAPER_SIZES = ("paper-min", "paper-mid", "paper-max")
+SIZES = ("tiny", "small", "medium", "large") + PAPER_SIZES
+#: a configuration runs only if its device memory fits in this share of one GPU's memory
+MEMORY_SHARE = 0.8
 
 
 def log(*a):
@@ -144,12 +152,16 @@ class Tools:
         self.build_dir, self.why = build_dir, {}
         self.bench_dir = os.path.join(build_dir, "bench")
         os.makedirs(self.bench_dir, exist_ok=True)
-        self.cuda = self._cuda(benches, arch) if {"cuda", "cuda-sync"} & versions else None
+        self.cuda = self._cuda(benches, arch, "") if {"cuda", "cuda-streams", "cuda-sync"} & \
+            versions else None
+        self.cuda_untuned = self._cuda(benches, arch, "untuned") if "cuda-untuned" in versions \
+            else None
         self.lua = self._lua() if "lua" in versions else None
         self.java = self._java() if "java" in versions else None
         self.cupy = self._cupy() if "cupy" in versions else None
 
-    def _cuda(self, benches, arch):
+    def _cuda(self, benches, arch, variant):
+        """The baselines of workloads/cuda (variant "") or workloads/cuda/untuned."""
         nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
                                         if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
         if not nvcc:
@@ -157,18 +169,19 @@ class Tools:
             return None
         out = {}
         wl = os.path.join(HERE, "workloads")
+        key = "cuda-untuned" if variant else "cuda"
         for b in benches:
-            src = os.path.join(wl, "cuda", b + ".cu")
-            exe = os.path.join(self.bench_dir, b + "_cuda")
+            src = os.path.join(wl, "cuda", variant, b + ".cu")
+            exe = os.path.join(self.bench_dir, b + "_cuda" + ("_" + variant if variant else ""))
             deps = [src, os.path.join(wl, "cuda", "common.h")] + glob.glob(
                 os.path.join(wl, "kernels", "*"))
             if newer(exe, deps):
                 log("build: %s (nvcc -arch=%s)" % (os.path.relpath(exe, ROOT), arch))
                 r = sh([nvcc, "-O3", "-std=c++17", "-arch=" + arch, "-Xcompiler", "-Wall,-Wextra",
-                        "-o", exe, src])
+                        "-DPGB_VERSION=\"%s\"" % key, "-o", exe, src])
                 if r.returncode:
-                    self.why["cuda"] = "nvcc failed on %s: %s" % (b, r.stderr[-2000:])
-                    log(self.why["cuda"])
+                    self.why[key] = "nvcc failed on %s: %s" % (b, r.stderr[-2000:])
+                    log(self.why[key])
                     continue
             out[b] = exe
         return out or None
@@ -405,6 +418,9 @@ def execute(plan, ctx):
            "sweep": plan.sweep, "invocation": ctx["invocation"],
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     devices = ctx["device_specs"][plan.gpus]
+    rec["device_bytes"] = mod.device_bytes(size)
+    if ctx.get("gpu_memory"):
+        rec["memory_share"] = round(rec["device_bytes"] / plan.gpus / ctx["gpu_memory"], 4)
     stride = sample_stride(mod.sample_total(size), mod.SAMPLE_LIMIT)
     t_start = time.time()
     try:
@@ -432,10 +448,13 @@ def execute(plan, ctx):
                       "--sample-stride", str(stride), "--sample-out", sample_path]
             common += mod.extra_args(size)
             env, cwd = None, None
-            if plan.version in ("cuda", "cuda-sync"):
-                cmd = [tools.cuda[plan.bench], "--gpus", str(plan.gpus)] + common
+            if plan.version in CUDA_VERSIONS:
+                exes = tools.cuda_untuned if plan.version == "cuda-untuned" else tools.cuda
+                cmd = [exes[plan.bench], "--gpus", str(plan.gpus)] + common
                 if plan.version == "cuda-sync":
                     cmd.append("--sync")
+                elif plan.version == "cuda-streams":
+                    cmd.append("--no-graph")
             elif plan.version == "cupy":
                 cmd = tools.cupy["cmd"] + [plan.bench, "--gpus", str(plan.gpus)] + common
                 cwd = HERE
@@ -508,6 +527,10 @@ def fmt_ms(s):
     return "%.0f" % ms if ms >= 100 else ("%.1f" % ms if ms >= 10 else "%.2f" % ms)
 
 
+def fmt_gb(n):
+    return "%.1f GB" % (n / 1e9) if n >= 1e8 else "%.0f MB" % (n / 1e6)
+
+
 def geomean(xs):
     xs = [x for x in xs if x and x > 0]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
@@ -524,11 +547,15 @@ class Report:
         self.maxg = max(self.gpus)
         devs = invocations[-1].get("devices", []) if invocations else []
         self.unit = "device" if devs and devs[0].get("kind") == "cpu" else "GPU"
-        # the partitions of each benchmark's main tables: the most common outside the sweep
+        # the partitions of each benchmark's main tables, per size: the most common outside
+        # the sweep (B&S has 24 at the paper's sizes, 16 below)
         self.parts = {}
         for b, mod in WORKLOADS.items():
-            ps = [r["partitions"] for r in self.all if r["bench"] == b and not r.get("sweep")]
-            self.parts[b] = max(set(ps), key=ps.count) if ps else mod.PARTITIONS
+            for sz in mod.SIZES:
+                ps = [r["partitions"] for r in self.all
+                      if r["bench"] == b and r["size"] == sz and not r.get("sweep")]
+                self.parts[b, sz] = (max(set(ps), key=ps.count) if ps
+                                     else default_partitions(mod, sz))
 
     def gpus_word(self, g):
         """'1 GPU', '4 GPUs' (devices on CPU)."""
@@ -543,7 +570,7 @@ class Report:
             if version in ("polygpu", "lua", "java") and (r.get("policy") or DEFAULT_POLICY) != (
                     policy or DEFAULT_POLICY):
                 continue
-            want_p = parts if parts is not None else self.parts[bench]
+            want_p = parts if parts is not None else self.parts[bench, size]
             if r["partitions"] != want_p:
                 continue
             best = r
@@ -601,7 +628,7 @@ class Report:
         cells = []
         for g in self.gpus:
             rs = [r for r in self.all if (r["bench"], r["size"], r["version"], r["gpus"]) ==
-                  (bench, size, version, g) and r["partitions"] == self.parts[bench]
+                  (bench, size, version, g) and r["partitions"] == self.parts[bench, size]
                   and (version not in ("polygpu", "lua", "java")
                        or (r.get("policy") or DEFAULT_POLICY) == (policy or DEFAULT_POLICY))]
             if not rs:
@@ -618,8 +645,12 @@ class Report:
         mod = WORKLOADS[bench]
         sz = mod.SIZES[size]
         head = "| version | policy | " + " | ".join(self.gpus_word(g) for g in self.gpus) + " |"
-        title = "\n### %s %s: %s, %d partitions\n" % (
-            mod.TITLE, size, mod.describe(sz), self.parts[bench])
+        share = [r.get("memory_share") for r in self.all if (r["bench"], r["size"], r["gpus"]) ==
+                 (bench, size, 1) and r.get("memory_share")]
+        title = "\n### %s %s: %s, %d partitions%s\n" % (
+            mod.TITLE, size, mod.describe(sz), self.parts[bench, size],
+            "; device memory %s (%.0f%% of one GPU's)" % (
+                fmt_gb(mod.device_bytes(sz)), 100 * share[0]) if share else "")
         rows = [title, head,
                 "|" + " --- |" * (2 + len(self.gpus))]
         for v in VERSIONS:
@@ -651,8 +682,53 @@ class Report:
                     rows.append("| %s | %d | %s |" % (v, g, " | ".join(cells)))
         return rows
 
+    def _paper_summary(self):
+        """polygpu / tuned CUDA C at each of the paper's sizes and GPU counts, with the memory
+        used, the untuned baseline and the speedups."""
+        rows, at_max = [], {}
+        for bench, mod in WORKLOADS.items():
+            for s in PAPER_SIZES:
+                for g in self.gpus:
+                    pg_, cu = self.pick(bench, s, "polygpu", g), self.pick(bench, s, "cuda", g)
+                    if not (pg_ and cu):
+                        continue
+                    un = self.pick(bench, s, "cuda-untuned", g)
+                    st = self.pick(bench, s, "cuda-streams", g)
+                    pg1, cu1 = self.pick(bench, s, "polygpu", 1), self.pick(bench, s, "cuda", 1)
+                    ratio = pg_["median_s"] / cu["median_s"]
+                    if s == "paper-max":
+                        at_max.setdefault(g, []).append(ratio)
+                    share = pg_.get("memory_share") or cu.get("memory_share")
+                    rows.append("| %s | %s | %s | %s | %d | %s | %s | %.2f | %s | %s | %s |" % (
+                        mod.TITLE, s, mod.describe(mod.SIZES[s]),
+                        "%s (%.0f%%)" % (fmt_gb(mod.device_bytes(mod.SIZES[s])), 100 * share)
+                        if share else fmt_gb(mod.device_bytes(mod.SIZES[s])), g,
+                        fmt_ms(pg_["median_s"]), fmt_ms(cu["median_s"]), ratio,
+                        "%.2f" % (un["median_s"] / cu["median_s"]) if un else "–",
+                        "%.2f / %.2f" % (pg1["median_s"] / pg_["median_s"],
+                                         cu1["median_s"] / cu["median_s"])
+                        if pg1 and cu1 and g > 1 else "–",
+                        "%.2f" % (st["median_s"] / cu["median_s"]) if st else "–"))
+        if not rows:
+            return []
+        out = ["## At the paper's sizes, against the tuned CUDA C baselines\n",
+               "Memory: device bytes of the workload over all GPUs (share of one GPU's memory "
+               "per GPU). untuned / tuned: the first baseline's time over the tuned one's (>1: "
+               "tuning made it faster). streams / graph: CG's tuned baseline issued on streams "
+               "every run over the same captured as one CUDA graph.\n",
+               "| bench | size | shape | memory | GPUs | polygpu ms | CUDA C ms | polygpu / CUDA C "
+               "| CUDA C untuned / tuned | speedup polygpu / CUDA C | CG streams / graph |",
+               "|" + " --- |" * 11] + rows
+        for g in sorted(at_max):
+            gm = geomean(at_max[g])
+            out.append("\nGeomean of polygpu / CUDA C at paper-max on %s: **%.2f** (%.0f%% of "
+                       "CUDA C speed, %d workloads)" % (self.gpus_word(g), gm, 100 / gm,
+                                                      len(at_max[g])))
+        return out + [""]
+
     def _summary(self):
-        out = ["## Summary at %s\n" % self.gpus_word(self.maxg)]
+        out = self._paper_summary()
+        out += ["## Summary at %s\n" % self.gpus_word(self.maxg)]
         g = self.maxg
         rows, ratios = [], []
         for bench, mod in WORKLOADS.items():
@@ -900,12 +976,27 @@ def parse_list(s, allowed=None, what="value"):
     return items
 
 
+def default_partitions(mod, size_name):
+    """A benchmark's partitions at a size (B&S at the paper's sizes: its 24 vectors)."""
+    return getattr(mod, "PARTITIONS_BY_SIZE", {}).get(size_name, mod.PARTITIONS)
+
+
+def expand_sizes(text):
+    """The --sizes list, with "paper" for the paper's three sizes."""
+    out = []
+    for s in parse_list(text):
+        out += list(PAPER_SIZES) if s == "paper" else [s]
+    return parse_list(",".join(out), SIZES, "size")
+
+
 def plan_all(args, benches, sizes, gpu_counts, versions, policies):
     plans = []
     for b in benches:
         mod = WORKLOADS[b]
-        nparts = args.partitions or mod.PARTITIONS
         for s in sizes:
+            if s not in mod.SIZES:
+                continue
+            nparts = args.partitions or default_partitions(mod, s)
             for g in gpu_counts:
                 for v in versions:
                     if v in TWO_BENCH_VERSIONS and b not in TWO_BENCH_VERSIONS[v]:
@@ -947,14 +1038,15 @@ def main(argv=None):
                                  epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     ap.add_argument("--bench", default=",".join(WORKLOADS),
                     help="benchmarks: vec,bs,ml,cg,mul (default all)")
-    ap.add_argument("--sizes", help="tiny,small,medium,large (default small,medium,large on "
-                                    "GPUs, tiny on CPU devices)")
+    ap.add_argument("--sizes", help="tiny,small,medium,large,paper (paper: the GrCUDA paper's "
+                                    "range, paper-min,paper-mid,paper-max; default "
+                                    "small,medium,large on GPUs, tiny on CPU devices)")
     ap.add_argument("--devices", help="'cuda' (every GPU, default when there is one), "
                                       "'cuda:0,1', or 'host:N' (N CPU devices)")
     ap.add_argument("--gpus", help="device counts to run, e.g. 1,2,4 (default 1, 2, 4, 8 up to "
                                    "the number of devices, and that number)")
-    ap.add_argument("--versions", help="polygpu,cuda,cuda-sync,cupy,lua,java (default: all on "
-                                       "GPUs, polygpu on CPU devices)")
+    ap.add_argument("--versions", help="polygpu,cuda,cuda-untuned,cuda-streams,cuda-sync,cupy,"
+                                       "lua,java (default: all on GPUs, polygpu on CPU devices)")
     ap.add_argument("--policies", default="all", help="polygpu device policies (default all "
                                                       "five; 1 GPU runs only %s)" % DEFAULT_POLICY)
     ap.add_argument("--partitions", type=int, help="partitions (default: each benchmark's, 16)")
@@ -1031,7 +1123,7 @@ def main(argv=None):
     bad = [g for g in gpu_counts if g not in device_specs]
     if bad:
         sys.exit("run.py: %s device(s) asked for, %d present" % (bad, ndev))
-    sizes = parse_list(args.sizes or ("tiny" if cpu else "small,medium,large"), SIZES, "size")
+    sizes = expand_sizes(args.sizes or ("tiny" if cpu else "small,medium,large"))
     versions = parse_list(args.versions or ("polygpu" if cpu else ",".join(VERSIONS)), VERSIONS,
                           "version")
     if cpu and set(versions) - {"polygpu", "lua", "java"}:
@@ -1059,10 +1151,11 @@ def main(argv=None):
     tools = Tools(build_dir, benches, set(versions), arch or "sm_90")
     for v, why in tools.why.items():
         log("%s versions skipped: %s" % (v, why))
-    avail = {"cuda": tools.cuda, "cuda-sync": tools.cuda, "cupy": tools.cupy,
-             "lua": tools.lua, "java": tools.java}
+    avail = {"cuda": tools.cuda, "cuda-sync": tools.cuda, "cuda-streams": tools.cuda,
+             "cuda-untuned": tools.cuda_untuned, "cupy": tools.cupy, "lua": tools.lua,
+             "java": tools.java}
     plans = [p for p in plans if p.version == "polygpu" or (
-        avail[p.version] and (p.version not in ("cuda", "cuda-sync") or p.bench in tools.cuda))]
+        avail[p.version] and (p.version not in CUDA_VERSIONS or p.bench in avail[p.version]))]
 
     invocations, results = load_results(args.merge + [out_json])
     commit, dirty = git_commit(args.commit)
@@ -1081,6 +1174,7 @@ def main(argv=None):
            "ref_cache": os.path.join(os.path.expanduser("~"), ".cache", "polygpu-bench"),
            "timeout": lambda: max(30.0, args.time_budget + 50 - (time.time() - t0))}
     mem = min(d["memory_bytes"] for d in devs)
+    ctx["gpu_memory"] = None if cpu else mem
     log("run.py: %d configurations on %s (%d device%s), results -> %s" % (
         len(plans), spec, ndev, "" if ndev == 1 else "s", out_json))
     done = failed = 0
@@ -1091,9 +1185,9 @@ def main(argv=None):
             break
         mod = WORKLOADS[plan.bench]
         need = mod.device_bytes(mod.SIZES[plan.size_name]) / plan.gpus
-        if not cpu and need > 0.85 * mem:
-            log("[%d/%d] %s: skipped, needs %.1f GB per GPU" % (
-                i + 1, len(plans), plan.label(), need / 1e9))
+        if not cpu and need > MEMORY_SHARE * mem:
+            log("[%d/%d] %s: skipped, needs %.1f GB per GPU, over %.0f%% of %.1f GB" % (
+                i + 1, len(plans), plan.label(), need / 1e9, 100 * MEMORY_SHARE, mem / 1e9))
             continue
         old = results.get(plan.key())
         if args.resume and old and old.get("valid"):

@@ -9,8 +9,12 @@ from .common import (BLOCK, fmt_bytes, Workload, grid_1d, host_only, load_kernel
 
 NAME, TITLE = "bs", "B&S"
 #: total stock prices (float64) over all partitions
-SIZES = {"tiny": 1 << 15, "small": 1 << 24, "medium": 1 << 27, "large": 1 << 29}
+SIZES = {"tiny": 1 << 15, "small": 1 << 24, "medium": 1 << 27, "large": 1 << 29,
+         # the GrCUDA paper's shape: 24 independent vectors of 10M to 35M prices each
+         "paper-min": 24 * 10_000_000, "paper-mid": 24 * 22_500_000, "paper-max": 24 * 35_000_000}
 PARTITIONS = 16
+#: at the paper's sizes a partition is one of its 24 vectors
+PARTITIONS_BY_SIZE = {"paper-min": 24, "paper-mid": 24, "paper-max": 24}
 SAMPLE_LIMIT = 1 << 20
 #: rate, volatility, years, strike (as in GrCUDA's B&S)
 R, V, T, K = 0.08, 0.3, 1.0, 60.0

@@ -2,7 +2,8 @@
 Each iteration multiplies every partition by the whole direction vector p (p goes to every
 GPU), gathers the partial products into one vector on one device, and updates the vectors and
 scalars there (alpha and beta never leave the device). The matrix stays on the devices between
-runs; a run is the reset plus ITERATIONS iterations plus the host read of x."""
+runs; a run is the reset plus the size's iterations plus the host read of x. A size is (matrix
+order n, iterations): 25 iterations up to `large`, the paper's 50 at its sizes."""
 
 import math
 
@@ -12,32 +13,35 @@ from .common import (BLOCK, fmt_bytes, Workload, grid_1d, grid_reduce, load_kern
                      matvec_geometry, np_uniform, partitions, sample_indices)
 
 NAME, TITLE = "cg", "CG"
-#: matrix order n (n x n float32)
-SIZES = {"tiny": 256, "small": 4096, "medium": 16384, "large": 49152}
+#: (matrix order n (n x n float32), iterations)
+SIZES = {"tiny": (256, 25), "small": (4096, 25), "medium": (16384, 25), "large": (49152, 25),
+         # the GrCUDA paper's range: order 20k to 60k, 50 iterations
+         "paper-min": (20000, 50), "paper-mid": (40000, 50), "paper-max": (60000, 50)}
 PARTITIONS = 16
-ITERATIONS = 25
 SAMPLE_LIMIT = 1 << 20  # x is checked whole
 CHECK_ROWS = 1024  # rows of the residual b - A x checked
 
 
-def describe(n):
+def describe(size):
     """The size in words."""
-    return "%d x %d float32 matrix (%s), %d iterations" % (n, n, fmt_bytes(4 * n * n), ITERATIONS)
+    n, iterations = size
+    return "%d x %d float32 matrix (%s), %d iterations" % (n, n, fmt_bytes(4 * n * n), iterations)
 
 
-def device_bytes(n):
+def device_bytes(size):
     """Device memory over all GPUs: the matrix and a few vectors."""
+    n = size[0]
     return 4 * n * n + 40 * n
 
 
-def sample_total(n):
+def sample_total(size):
     """Number of output elements: x."""
-    return n
+    return size[0]
 
 
-def extra_args(n):
+def extra_args(size):
     """Arguments of the other versions besides --n."""
-    return ["--iterations", str(ITERATIONS)]
+    return ["--iterations", str(size[1])]
 
 
 def diagonal(n):
@@ -49,8 +53,9 @@ class Polygpu(Workload):
     """CG through polygpu: per iteration, 2 kernels per partition for the product, one
     gather per partition, and four vector/scalar kernels on the gathering device."""
 
-    def __init__(self, rt, n, nparts):
-        self.rt, self.n = rt, n
+    def __init__(self, rt, size, nparts):
+        (n, self.iterations), self.rt = size, rt
+        self.n = n
         self.ks = load_kernels(rt, "cg")
         self.parts = partitions(n, nparts)
 
@@ -71,7 +76,7 @@ class Polygpu(Workload):
         ks.cg_reset(g1, BLOCK)(self.x, self.r, self.p, self.scalars, self.b, n)
         ks.cg_dot(gr, BLOCK)(self.scalars, self.r, self.r, n, 0)
         geo = [matvec_geometry(r, n) for _, r in self.parts]
-        for _ in range(ITERATIONS):
+        for _ in range(self.iterations):
             for (_, r), a, yp, (grid, chunk) in zip(self.parts, self.a, self.yp, geo):
                 ks.linalg_zero(grid_1d(r), BLOCK)(yp, r)
                 ks.linalg_matvec(grid, BLOCK)(yp, a, self.p, r, n, chunk)
@@ -97,16 +102,18 @@ def matrix_rows(rows, n):
     return v.astype(np.float64)
 
 
-def reference(n):
+def reference(size):
     """b and CHECK_ROWS rows of A (the residual of x is checked on them)."""
+    n = size[0]
     rows = sample_indices(n, CHECK_ROWS)
     b = np_uniform(np.arange(n, dtype=np.int64), 6).astype(np.float64)
     return {"rows": rows, "a_rows": matrix_rows(rows, n), "b": b}
 
 
-def check(sample, ref, n):
+def check(sample, ref, size):
     """``(ok, message)``: x has n finite values and the relative residual
     ``|b - A x| / |b|`` over the checked rows is below 1e-4."""
+    n = size[0]
     if sample.shape != (n,) or not np.isfinite(sample).all():
         return False, "x has %d values (expected %d) or non-finite ones" % (sample.size, n)
     x = sample.astype(np.float64)

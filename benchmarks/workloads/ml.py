@@ -14,7 +14,10 @@ from .common import (BLOCK, fmt_bytes, Workload, cdiv, chunked_sum, grid_1d, loa
 NAME, TITLE = "ml", "ML"
 #: (rows, features)
 SIZES = {"tiny": (2048, 64), "small": (1 << 16, 1024), "medium": (1 << 18, 1024),
-         "large": (1 << 20, 1024)}
+         "large": (1 << 20, 1024),
+         # the GrCUDA paper's range: 1.0M to 1.8M rows of 1024 features
+         "paper-min": (1_000_000, 1024), "paper-mid": (1_400_000, 1024),
+         "paper-max": (1_800_000, 1024)}
 PARTITIONS = 16
 CLASSES = 16
 SAMPLE_LIMIT = 1 << 16  # rows whose label is checked

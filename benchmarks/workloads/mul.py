@@ -10,7 +10,9 @@ from .common import (BLOCK, fmt_bytes, Workload, grid_1d, host_only, load_kernel
 
 NAME, TITLE = "mul", "MUL"
 #: matrix order n (n x n float32)
-SIZES = {"tiny": 512, "small": 5000, "medium": 20000, "large": 50000}
+SIZES = {"tiny": 512, "small": 5000, "medium": 20000, "large": 50000,
+         # the GrCUDA paper's range: matrices of order 20k to 60k
+         "paper-min": 20000, "paper-mid": 40000, "paper-max": 60000}
 PARTITIONS = 16
 SWEEP = (1, 2, 4, 8, 16, 32)
 SAMPLE_LIMIT = 4096  # rows of z checked

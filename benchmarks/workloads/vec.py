@@ -10,7 +10,9 @@ from .common import (BLOCK, fmt_bytes, Workload, chunked_sum, grid_1d, grid_redu
 
 NAME, TITLE = "vec", "VEC"
 #: elements per vector
-SIZES = {"tiny": 1 << 16, "small": 1 << 24, "medium": 1 << 27, "large": 1 << 30}
+SIZES = {"tiny": 1 << 16, "small": 1 << 24, "medium": 1 << 27, "large": 1 << 30,
+         # the GrCUDA paper's range: 160M to 950M elements per vector
+         "paper-min": 160_000_000, "paper-mid": 550_000_000, "paper-max": 950_000_000}
 PARTITIONS = 16
 SAMPLE_LIMIT = 1  # one output: the sum
 

@@ -1,18 +1,27 @@
-/* cg.cu: the CG baseline, hand-written CUDA C. Partition p's rows of A stay on GPU p % N; x, r, p,
- * y and the scalars live on GPU 0, which also keeps a copy of p on every other GPU.
+/* cg.cu: the CG baseline, hand-written CUDA C, tuned. Partitions are placed contiguously, so GPU g
+ * holds one block of rows [row0_g, row1_g); x, r, p, y and the scalars live on GPU 0, which sends
+ * p to each other GPU once per iteration and receives one block of y from each.
  *
- * Iteration, with no host synchronisation: each partition stream waits for the event "p is
- * everywhere", zeroes its part of A p, multiplies, and copies it (peer copy) into y on GPU 0,
- * then records "part done"; GPU 0's main stream waits for every part, runs dot, update_xr,
- * update_p and rotate, copies p to the other GPUs (peer copies) and records "p is everywhere".
- * --sync: one GPU, synchronous copies, a device synchronisation after each kernel. */
+ * Iteration: each GPU's stream waits for "p is everywhere", zeroes its block of A p, multiplies
+ * its partitions into it (on GPU 0 straight into y), copies the block into y on GPU 0 (one peer
+ * copy) and records "block done"; GPU 0's main stream waits for every block, runs dot and
+ * update_xr (after the last, x goes to the host on a side stream while update_p runs), update_p
+ * and rotate, then copies p to the other GPUs and records "p is everywhere".
+ *
+ * By default a run is captured once as a CUDA graph (every GPU's work, with the events as graph
+ * edges) and each run launches it: the ~30 launches per iteration cost one graph launch.
+ * --no-graph issues the same work on the streams every run ("cuda-streams" in the results).
+ * --sync: one GPU, synchronous copies, a device synchronisation after each kernel. The first
+ * version is untuned/cg.cu. */
 #include "common.h"
 
 #include "../kernels/cg.cu"
 
-struct part_buffers {
-    int gpu;
-    float *a, *yp; /* device: rows of A (column-major), this partition's part of A p */
+struct gpu_buffers {
+    long long row0, rows; /* this GPU's block of rows */
+    float *a;             /* its rows of A, partition after partition (each column-major) */
+    float *yb;            /* its block of A p (GPU 0: y + row0 itself) */
+    float *p;             /* p on this GPU (GPU 0: p itself) */
     cudaStream_t stream;
     cudaEvent_t done;
 };
@@ -23,9 +32,19 @@ int main(int argc, char **argv) {
     size_t vbytes = (size_t)n * sizeof(float);
     float diag = (float)(0.8 * sqrt((double)n)); /* as workloads/cg.py */
     std::vector<pgb_part> parts = pgb_partitions(n, a.partitions);
-    std::vector<part_buffers> pb(parts.size());
-    std::vector<float *> pcopy(a.gpus); /* p on each GPU (GPU 0: p itself) */
+    std::vector<int> gpu_of(parts.size());
+    std::vector<gpu_buffers> gb(a.gpus);
+    std::vector<float *> part_a(parts.size());
     pgb_enable_peers(a.gpus);
+
+    for (int g = 0; g < a.gpus; g++)
+        gb[g].row0 = -1, gb[g].rows = 0;
+    for (size_t i = 0; i < parts.size(); i++) {
+        int g = gpu_of[i] = pgb_gpu_of((int)i, (int)parts.size(), a.gpus);
+        if (gb[g].row0 < 0)
+            gb[g].row0 = parts[i].offset;
+        gb[g].rows += parts[i].count;
+    }
 
     CK(cudaSetDevice(0));
     float *x, *r, *p, *y, *b, *scalars, *hx;
@@ -36,40 +55,51 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&b, vbytes));
     CK(cudaMalloc(&scalars, 4 * sizeof(float)));
     CK(cudaMallocHost(&hx, vbytes));
-    cudaStream_t main_stream;
-    cudaEvent_t p_ready;
+    cudaStream_t main_stream, out_stream;
+    cudaEvent_t p_ready, x_ready, x_out;
     CK(cudaStreamCreateWithFlags(&main_stream, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&out_stream, cudaStreamNonBlocking));
     CK(cudaEventCreateWithFlags(&p_ready, cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&x_ready, cudaEventDisableTiming));
+    CK(cudaEventCreateWithFlags(&x_out, cudaEventDisableTiming));
     cg_init_b<<<grid_1d(n), BLOCK>>>(b, (int)n);
     CK_LAUNCH();
-    pcopy[0] = p;
-    for (int g = 1; g < a.gpus; g++) {
+    for (int g = 0; g < a.gpus; g++) {
+        gpu_buffers &G = gb[g];
         CK(cudaSetDevice(g));
-        CK(cudaMalloc(&pcopy[g], vbytes));
+        CK(cudaMalloc(&G.a, (size_t)(G.rows * n) * sizeof(float)));
+        if (g == 0) {
+            G.yb = y + G.row0;
+            G.p = p;
+        } else {
+            CK(cudaMalloc(&G.yb, G.rows * sizeof(float)));
+            CK(cudaMalloc(&G.p, vbytes));
+        }
+        CK(cudaStreamCreateWithFlags(&G.stream, cudaStreamNonBlocking));
+        CK(cudaEventCreateWithFlags(&G.done, cudaEventDisableTiming));
     }
     for (size_t i = 0; i < parts.size(); i++) {
-        part_buffers &pt = pb[i];
+        gpu_buffers &G = gb[gpu_of[i]];
         long long rows = parts[i].count;
-        pt.gpu = (int)(i % a.gpus);
-        CK(cudaSetDevice(pt.gpu));
-        CK(cudaMalloc(&pt.a, (size_t)(rows * n) * sizeof(float)));
-        CK(cudaMalloc(&pt.yp, rows * sizeof(float)));
-        CK(cudaStreamCreateWithFlags(&pt.stream, cudaStreamNonBlocking));
-        CK(cudaEventCreateWithFlags(&pt.done, cudaEventDisableTiming));
-        cg_init_matrix<<<grid_1d(rows * n), BLOCK>>>(pt.a, parts[i].offset, (int)rows, (int)n,
+        part_a[i] = G.a + (parts[i].offset - G.row0) * n;
+        CK(cudaSetDevice(gpu_of[i]));
+        cg_init_matrix<<<grid_1d(rows * n), BLOCK>>>(part_a[i], parts[i].offset, (int)rows, (int)n,
                                                      diag);
         CK_LAUNCH();
     }
     pgb_sync_all(a.gpus);
 
     const int ni = (int)n;
-    /* p from GPU 0 to the others, then "p is everywhere" (main stream, GPU 0 current). */
+    /* p from GPU 0 to the others, then "p is everywhere" (main stream, GPU 0 current). Peer copies
+     * are plain cudaMemcpyAsync on unified addresses (peer access is on), which stream capture
+     * records as graph nodes. */
     auto broadcast_p = [&]() {
         for (int g = 1; g < a.gpus; g++)
-            CK(cudaMemcpyPeerAsync(pcopy[g], g, p, 0, vbytes, main_stream));
+            CK(cudaMemcpyAsync(gb[g].p, p, vbytes, cudaMemcpyDefault, main_stream));
         CK(cudaEventRecord(p_ready, main_stream));
     };
-    auto run_async = [&]() {
+    /* One run on the streams, ending with x on its way to the host (main_stream joins it). */
+    auto issue_run = [&]() {
         CK(cudaSetDevice(0));
         cg_reset<<<grid_1d(n), BLOCK, 0, main_stream>>>(x, r, p, scalars, b, ni);
         CK_LAUNCH();
@@ -77,34 +107,67 @@ int main(int argc, char **argv) {
         CK_LAUNCH();
         broadcast_p();
         for (int it = 0; it < a.iterations; it++) {
-            for (size_t i = 0; i < parts.size(); i++) {
-                part_buffers &pt = pb[i];
-                int rows = (int)parts[i].count, chunk;
-                dim3 grid = matvec_geometry(rows, n, &chunk);
-                CK(cudaSetDevice(pt.gpu));
-                CK(cudaStreamWaitEvent(pt.stream, p_ready, 0));
-                CK(cudaMemsetAsync(pt.yp, 0, rows * sizeof(float), pt.stream));
-                linalg_matvec<<<grid, BLOCK, 0, pt.stream>>>(pt.yp, pt.a, pcopy[pt.gpu], rows, ni,
-                                                             chunk);
-                CK_LAUNCH();
-                CK(cudaMemcpyPeerAsync(y + parts[i].offset, 0, pt.yp, pt.gpu, rows * sizeof(float),
-                                       pt.stream));
-                CK(cudaEventRecord(pt.done, pt.stream));
+            for (int g = 0; g < a.gpus; g++) {
+                gpu_buffers &G = gb[g];
+                CK(cudaSetDevice(g));
+                CK(cudaStreamWaitEvent(G.stream, p_ready, 0));
+                CK(cudaMemsetAsync(G.yb, 0, G.rows * sizeof(float), G.stream));
+                for (size_t i = 0; i < parts.size(); i++) {
+                    if (gpu_of[i] != g)
+                        continue;
+                    int rows = (int)parts[i].count, chunk;
+                    dim3 grid = matvec_geometry(rows, n, &chunk);
+                    linalg_matvec<<<grid, BLOCK, 0, G.stream>>>(G.yb + (parts[i].offset - G.row0),
+                                                                part_a[i], G.p, rows, ni, chunk);
+                    CK_LAUNCH();
+                }
+                if (g != 0)
+                    CK(cudaMemcpyAsync(y + G.row0, G.yb, G.rows * sizeof(float),
+                                       cudaMemcpyDefault, G.stream));
+                CK(cudaEventRecord(G.done, G.stream));
             }
             CK(cudaSetDevice(0));
-            for (size_t i = 0; i < parts.size(); i++)
-                CK(cudaStreamWaitEvent(main_stream, pb[i].done, 0));
+            for (int g = 0; g < a.gpus; g++)
+                CK(cudaStreamWaitEvent(main_stream, gb[g].done, 0));
             cg_dot<<<grid_reduce(n), BLOCK, 0, main_stream>>>(scalars, p, y, ni, 1);
             CK_LAUNCH();
             cg_update_xr<<<grid_reduce(n), BLOCK, 0, main_stream>>>(x, r, scalars, p, y, ni);
             CK_LAUNCH();
+            if (it == a.iterations - 1) { /* x is final: send it while p is updated */
+                CK(cudaEventRecord(x_ready, main_stream));
+                CK(cudaStreamWaitEvent(out_stream, x_ready, 0));
+                CK(cudaMemcpyAsync(hx, x, vbytes, cudaMemcpyDeviceToHost, out_stream));
+                CK(cudaEventRecord(x_out, out_stream));
+            }
             cg_update_p<<<grid_1d(n), BLOCK, 0, main_stream>>>(p, r, scalars, ni);
             CK_LAUNCH();
             cg_rotate<<<1, 32, 0, main_stream>>>(scalars);
             CK_LAUNCH();
-            broadcast_p();
+            if (it < a.iterations - 1)
+                broadcast_p();
         }
-        CK(cudaMemcpyAsync(hx, x, vbytes, cudaMemcpyDeviceToHost, main_stream));
+        if (a.iterations == 0)
+            CK(cudaMemcpyAsync(hx, x, vbytes, cudaMemcpyDeviceToHost, main_stream));
+        else
+            CK(cudaStreamWaitEvent(main_stream, x_out, 0));
+    };
+    cudaGraphExec_t exec = 0;
+    if (!a.sync && a.graph) {
+        cudaGraph_t graph;
+        CK(cudaSetDevice(0));
+        CK(cudaStreamBeginCapture(main_stream, cudaStreamCaptureModeGlobal));
+        issue_run();
+        CK(cudaSetDevice(0));
+        CK(cudaStreamEndCapture(main_stream, &graph));
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        CK(cudaGraphDestroy(graph));
+    }
+    auto run_async = [&]() {
+        CK(cudaSetDevice(0));
+        if (exec)
+            CK(cudaGraphLaunch(exec, main_stream));
+        else
+            issue_run();
         CK(cudaStreamSynchronize(main_stream));
     };
     auto run_sync = [&]() {
@@ -117,15 +180,12 @@ int main(int argc, char **argv) {
         CK(cudaDeviceSynchronize());
         for (int it = 0; it < a.iterations; it++) {
             for (size_t i = 0; i < parts.size(); i++) {
-                part_buffers &pt = pb[i];
                 int rows = (int)parts[i].count, chunk;
                 dim3 grid = matvec_geometry(rows, n, &chunk);
-                CK(cudaMemset(pt.yp, 0, rows * sizeof(float)));
-                linalg_matvec<<<grid, BLOCK>>>(pt.yp, pt.a, p, rows, ni, chunk);
+                CK(cudaMemset(y + parts[i].offset, 0, rows * sizeof(float)));
+                linalg_matvec<<<grid, BLOCK>>>(y + parts[i].offset, part_a[i], p, rows, ni, chunk);
                 CK_LAUNCH();
                 CK(cudaDeviceSynchronize());
-                CK(cudaMemcpy(y + parts[i].offset, pt.yp, rows * sizeof(float),
-                              cudaMemcpyDeviceToDevice));
             }
             cg_dot<<<grid_reduce(n), BLOCK>>>(scalars, p, y, ni, 1);
             CK_LAUNCH();
@@ -146,22 +206,26 @@ int main(int argc, char **argv) {
 
     pgb_write_sample(a, n, [&](long long i) { return (double)hx[i]; });
     pgb_print_json("cg", a, t);
-    for (part_buffers &pt : pb) {
-        CK(cudaSetDevice(pt.gpu));
-        CK(cudaFree(pt.a));
-        CK(cudaFree(pt.yp));
-        CK(cudaStreamDestroy(pt.stream));
-        CK(cudaEventDestroy(pt.done));
-    }
-    for (int g = 1; g < a.gpus; g++) {
+    if (exec)
+        CK(cudaGraphExecDestroy(exec));
+    for (int g = 0; g < a.gpus; g++) {
+        gpu_buffers &G = gb[g];
         CK(cudaSetDevice(g));
-        CK(cudaFree(pcopy[g]));
+        CK(cudaFree(G.a));
+        if (g != 0) {
+            CK(cudaFree(G.yb));
+            CK(cudaFree(G.p));
+        }
+        CK(cudaStreamDestroy(G.stream));
+        CK(cudaEventDestroy(G.done));
     }
     CK(cudaSetDevice(0));
     for (float *d : {x, r, p, y, b, scalars})
         CK(cudaFree(d));
     CK(cudaFreeHost(hx));
     CK(cudaStreamDestroy(main_stream));
-    CK(cudaEventDestroy(p_ready));
+    CK(cudaStreamDestroy(out_stream));
+    for (cudaEvent_t e : {p_ready, x_ready, x_out})
+        CK(cudaEventDestroy(e));
     return 0;
 }

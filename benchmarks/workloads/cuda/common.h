@@ -4,7 +4,12 @@
  *
  * A baseline runs one workload on N GPUs with explicit streams, events, peer copies and pinned
  * host memory (no Unified Memory, no polygpu), or with --sync on one GPU with synchronous
- * copies and a device synchronisation after every kernel. Partition p runs on GPU p % N. */
+ * copies and a device synchronisation after every kernel.
+ *
+ * The tuned baselines (workloads/cuda/*.cu) place partitions contiguously (pgb_gpu_of), keep at
+ * most 8 streams per GPU (CUDA's default number of hardware queues) with copies on their own
+ * streams; the first versions, kept as the ablation "cuda-untuned" (workloads/cuda/untuned/),
+ * put partition p on GPU p % N with one or two streams per partition. */
 #ifndef PGB_CUDA_COMMON_H
 #define PGB_CUDA_COMMON_H
 
@@ -31,6 +36,15 @@
 
 static const int BLOCK = 256;
 
+/* The version name in the JSON line: "cuda" for the tuned baselines, "cuda-untuned" for the
+ * ablation (compiled with -DPGB_VERSION=...). */
+#ifndef PGB_VERSION
+#define PGB_VERSION "cuda"
+#endif
+
+/* Compute streams per GPU in the tuned baselines: with the copy streams, at most 8. */
+static const int PGB_COMPUTE_STREAMS = 4;
+
 struct pgb_args {
     long long n = 0;             /* the workload's size (elements, rows or matrix order) */
     int partitions = 16;         /* independent of the number of GPUs */
@@ -41,12 +55,14 @@ struct pgb_args {
     const char *sample_out = 0;  /* where they go (float64, little endian) */
     int f = 1024;                /* ML: features */
     int iterations = 25;         /* CG */
+    int graph = 1;               /* CG: replay the run as one CUDA graph (--no-graph: streams) */
 };
 
 static inline void pgb_usage(const char *bench) {
     fprintf(stderr,
             "usage: %s --n N [--partitions P] [--gpus G] [--warmup W] [--runs R] [--sync]\n"
             "          [--sample-stride S] [--sample-out FILE] [--f F] [--iterations I]\n"
+            "          [--no-graph]\n"
             "Runs the %s baseline; prints one JSON line with the run times.\n",
             bench, bench);
     exit(1);
@@ -58,6 +74,10 @@ static inline pgb_args pgb_parse(int argc, char **argv, const char *bench) {
         const char *k = argv[i];
         if (!strcmp(k, "--sync")) {
             a.sync = 1;
+            continue;
+        }
+        if (!strcmp(k, "--no-graph")) {
+            a.graph = 0;
             continue;
         }
         if (i + 1 >= argc)
@@ -134,6 +154,12 @@ static inline dim3 stats_geometry(long long rows, long long f, int *chunk) {
     return dim3((unsigned)pgb_cdiv(f, BLOCK), (unsigned)pgb_cdiv(rows, c), 1);
 }
 
+/* Contiguous placement: partitions [p * N / P] of P on N GPUs, so each GPU holds one block of
+ * rows and exchanges one piece with the others. */
+static inline int pgb_gpu_of(int p, int parts, int gpus) {
+    return (int)((long long)p * gpus / parts);
+}
+
 struct pgb_part {
     long long offset, count;
 };
@@ -204,7 +230,7 @@ static inline void pgb_print_json(const char *bench, const pgb_args &a,
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("{\"bench\": \"%s\", \"version\": \"%s\", \"gpus\": %d, \"partitions\": %d, "
            "\"n\": %lld, \"device\": \"%s\", \"times_s\": [",
-           bench, a.sync ? "cuda-sync" : "cuda", a.gpus, a.partitions, a.n, prop.name);
+           bench, a.sync ? "cuda-sync" : (a.graph ? PGB_VERSION : PGB_VERSION "-streams"), a.gpus, a.partitions, a.n, prop.name);
     for (size_t i = 0; i < t.size(); i++)
         printf("%s%.9f", i ? ", " : "", t[i]);
     printf("]}\n");

@@ -1,34 +1,41 @@
-/* ml.cu: the ML baseline, hand-written CUDA C. Partition p's rows stay on GPU p % N (made there,
- * as in every version); the model parameters are made on every GPU.
+/* ml.cu: the ML baseline, hand-written CUDA C, tuned. Partitions are placed contiguously (rows
+ * made there, as in every version); the model parameters are made on every GPU. Each GPU has
+ * PAIRS (3) Ridge streams and as many Naive Bayes streams, and one stream for its statistics
+ * (7 streams: within CUDA's 8 hardware queues).
  *
- * Per partition, two streams: the Ridge stream computes the column statistics and copies them
- * (peer copy) to GPU 0, records "stats done"; GPU 0's main stream waits for them in order,
- * combines, finalizes and copies mean and 1/std to the other GPUs, records "normalised";
- * the Ridge stream waits for it, normalises, projects and applies the softmax, records "ridge
- * done". The Naive Bayes stream runs its five kernels meanwhile, waits for "ridge done" and
- * takes the argmax; the labels go to pinned host memory. --sync: one GPU, synchronous copies,
- * a device synchronisation after each kernel. */
+ * Ridge: the GPU's statistics stream zeroes one pair of column sums (event); each partition's
+ * Ridge stream waits for it and adds its rows into that pair (ml_rr_stats adds with atomics), so
+ * each GPU reduces its partitions in place; the statistics stream joins them and sends the pair
+ * to GPU 0 (one peer copy each); GPU 0's main stream combines one pair per GPU, finalizes, copies
+ * mean and 1/std to the other GPUs and records "normalised"; the Ridge streams wait for it,
+ * normalise, project and apply the softmax, record "ridge done". The Naive Bayes streams run
+ * their five kernels meanwhile, wait for "ridge done" and take the argmax; the labels go to
+ * pinned host memory. --sync: one GPU, synchronous copies, a device synchronisation after each
+ * kernel. The first version (a combine per partition on GPU 0) is untuned/ml.cu. */
 #include "common.h"
 
 #include "../kernels/ml.cu"
 
 static const int CLASSES = 16; /* as workloads/ml.py */
+static const int PAIRS = 3;    /* Ridge + Naive Bayes stream pairs per GPU */
 
 struct part_buffers {
-    int gpu;
+    int gpu, stream;
     long long row0;
     int rows;
     int *x;                /* device, resident */
-    double *psum, *psumsq; /* device: this partition's statistics */
-    double *ssum, *ssumsq; /* GPU 0: their staging copies */
+    double *psum, *psumsq; /* --sync only: this partition's statistics */
     float *z, *r1, *r2, *amax, *lse;
     int *label, *hlabel; /* device, pinned host */
-    cudaStream_t srr, snb;
     cudaEvent_t stats_done, ridge_done;
 };
 
 struct gpu_buffers {
     float *logp, *prior, *coef, *icpt, *mean, *istd;
+    double *gsum, *gsumsq; /* this GPU's column statistics */
+    double *ssum, *ssumsq; /* GPU 0: their staging copies (GPU 0's own: gsum itself) */
+    cudaStream_t stats, srr[PAIRS], snb[PAIRS];
+    cudaEvent_t zeroed, stats_done;
 };
 
 /* offset + scale * u with the seeds of workloads/ml.py */
@@ -56,7 +63,25 @@ int main(int argc, char **argv) {
         gb[g].icpt = make_param(c, 13, 1.0f, -0.5f);
         CK(cudaMalloc(&gb[g].mean, f * sizeof(float)));
         CK(cudaMalloc(&gb[g].istd, f * sizeof(float)));
+        CK(cudaMalloc(&gb[g].gsum, f * sizeof(double)));
+        CK(cudaMalloc(&gb[g].gsumsq, f * sizeof(double)));
+        CK(cudaStreamCreateWithFlags(&gb[g].stats, cudaStreamNonBlocking));
+        for (int k = 0; k < PAIRS; k++) {
+            CK(cudaStreamCreateWithFlags(&gb[g].srr[k], cudaStreamNonBlocking));
+            CK(cudaStreamCreateWithFlags(&gb[g].snb[k], cudaStreamNonBlocking));
+        }
+        CK(cudaEventCreateWithFlags(&gb[g].zeroed, cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&gb[g].stats_done, cudaEventDisableTiming));
     }
+    CK(cudaSetDevice(0));
+    for (int g = 0; g < a.gpus; g++) {
+        gb[g].ssum = gb[g].gsum, gb[g].ssumsq = gb[g].gsumsq;
+        if (g) {
+            CK(cudaMalloc(&gb[g].ssum, f * sizeof(double)));
+            CK(cudaMalloc(&gb[g].ssumsq, f * sizeof(double)));
+        }
+    }
+    std::vector<int> on_gpu(a.gpus, 0);
     CK(cudaSetDevice(0));
     double *tsum, *tsumsq;
     CK(cudaMalloc(&tsum, f * sizeof(double)));
@@ -70,10 +95,8 @@ int main(int argc, char **argv) {
         pt.row0 = parts[i].offset;
         pt.rows = (int)parts[i].count;
         size_t cells = (size_t)pt.rows * f, scores = (size_t)pt.rows * c;
-        CK(cudaSetDevice(0));
-        CK(cudaMalloc(&pt.ssum, f * sizeof(double)));
-        CK(cudaMalloc(&pt.ssumsq, f * sizeof(double)));
-        pt.gpu = (int)(i % a.gpus);
+        pt.gpu = pgb_gpu_of((int)i, (int)parts.size(), a.gpus);
+        pt.stream = on_gpu[pt.gpu]++ % PAIRS;
         CK(cudaSetDevice(pt.gpu));
         CK(cudaMalloc(&pt.x, cells * sizeof(int)));
         CK(cudaMalloc(&pt.psum, f * sizeof(double)));
@@ -85,8 +108,6 @@ int main(int argc, char **argv) {
         CK(cudaMalloc(&pt.lse, pt.rows * sizeof(float)));
         CK(cudaMalloc(&pt.label, pt.rows * sizeof(int)));
         CK(cudaMallocHost(&pt.hlabel, pt.rows * sizeof(int)));
-        CK(cudaStreamCreateWithFlags(&pt.srr, cudaStreamNonBlocking));
-        CK(cudaStreamCreateWithFlags(&pt.snb, cudaStreamNonBlocking));
         CK(cudaEventCreateWithFlags(&pt.stats_done, cudaEventDisableTiming));
         CK(cudaEventCreateWithFlags(&pt.ridge_done, cudaEventDisableTiming));
         ml_init_x<<<grid_1d((long long)cells), BLOCK>>>(pt.x, pt.row0, pt.rows, f);
@@ -95,25 +116,41 @@ int main(int argc, char **argv) {
     pgb_sync_all(a.gpus);
 
     auto run_async = [&]() {
-        /* Ridge: statistics per partition, to GPU 0. */
+        /* Ridge: each GPU zeroes its sums, its partitions add into them, GPU 0 gets one pair. */
+        for (int g = 0; g < a.gpus; g++) {
+            CK(cudaSetDevice(g));
+            ml_zero_stats<<<grid_1d(f), BLOCK, 0, gb[g].stats>>>(gb[g].gsum, gb[g].gsumsq, f);
+            CK_LAUNCH();
+            CK(cudaEventRecord(gb[g].zeroed, gb[g].stats));
+        }
         for (part_buffers &pt : pb) {
+            gpu_buffers &g = gb[pt.gpu];
             int chunk;
             dim3 grid = stats_geometry(pt.rows, f, &chunk);
             CK(cudaSetDevice(pt.gpu));
-            ml_zero_stats<<<grid_1d(f), BLOCK, 0, pt.srr>>>(pt.psum, pt.psumsq, f);
+            CK(cudaStreamWaitEvent(g.srr[pt.stream], g.zeroed, 0));
+            ml_rr_stats<<<grid, BLOCK, 0, g.srr[pt.stream]>>>(g.gsum, g.gsumsq, pt.x, pt.rows, f,
+                                                              chunk);
             CK_LAUNCH();
-            ml_rr_stats<<<grid, BLOCK, 0, pt.srr>>>(pt.psum, pt.psumsq, pt.x, pt.rows, f, chunk);
-            CK_LAUNCH();
-            CK(cudaMemcpyPeerAsync(pt.ssum, 0, pt.psum, pt.gpu, f * sizeof(double), pt.srr));
-            CK(cudaMemcpyPeerAsync(pt.ssumsq, 0, pt.psumsq, pt.gpu, f * sizeof(double), pt.srr));
-            CK(cudaEventRecord(pt.stats_done, pt.srr));
+            CK(cudaEventRecord(pt.stats_done, g.srr[pt.stream]));
+            CK(cudaStreamWaitEvent(g.stats, pt.stats_done, 0));
         }
-        /* GPU 0: combine in partition order, finalize, send mean and 1/std everywhere. */
+        for (int g = 1; g < a.gpus; g++) {
+            CK(cudaSetDevice(g));
+            CK(cudaMemcpyPeerAsync(gb[g].ssum, 0, gb[g].gsum, g, f * sizeof(double), gb[g].stats));
+            CK(cudaMemcpyPeerAsync(gb[g].ssumsq, 0, gb[g].gsumsq, g, f * sizeof(double),
+                                   gb[g].stats));
+        }
+        for (int g = 0; g < a.gpus; g++) {
+            CK(cudaSetDevice(g));
+            CK(cudaEventRecord(gb[g].stats_done, gb[g].stats));
+        }
+        /* GPU 0: combine one pair per GPU, finalize, send mean and 1/std everywhere. */
         CK(cudaSetDevice(0));
-        for (size_t i = 0; i < pb.size(); i++) {
-            CK(cudaStreamWaitEvent(main_stream, pb[i].stats_done, 0));
-            ml_rr_combine<<<grid_1d(f), BLOCK, 0, main_stream>>>(tsum, tsumsq, pb[i].ssum,
-                                                                 pb[i].ssumsq, f, i == 0);
+        for (int g = 0; g < a.gpus; g++) {
+            CK(cudaStreamWaitEvent(main_stream, gb[g].stats_done, 0));
+            ml_rr_combine<<<grid_1d(f), BLOCK, 0, main_stream>>>(tsum, tsumsq, gb[g].ssum,
+                                                                 gb[g].ssumsq, f, g == 0);
             CK_LAUNCH();
         }
         ml_rr_finalize<<<grid_1d(f), BLOCK, 0, main_stream>>>(gb[0].mean, gb[0].istd, tsum, tsumsq,
@@ -124,47 +161,50 @@ int main(int argc, char **argv) {
             CK(cudaMemcpyPeerAsync(gb[g].istd, g, gb[0].istd, 0, f * sizeof(float), main_stream));
         }
         CK(cudaEventRecord(normalised, main_stream));
-        /* Ridge: normalise, project, softmax. */
+        /* Naive Bayes first in issue order: it needs nothing from the statistics. */
         for (part_buffers &pt : pb) {
             gpu_buffers &g = gb[pt.gpu];
-            long long cells = (long long)pt.rows * f, scores = (long long)pt.rows * c;
-            CK(cudaSetDevice(pt.gpu));
-            CK(cudaStreamWaitEvent(pt.srr, normalised, 0));
-            ml_rr_normalize<<<grid_1d(cells), BLOCK, 0, pt.srr>>>(pt.z, pt.x, g.mean, g.istd,
-                                                                  pt.rows, f);
-            CK_LAUNCH();
-            ml_rr_project<<<grid_1d(scores), BLOCK, 0, pt.srr>>>(pt.r2, pt.z, g.coef, g.icpt,
-                                                                 pt.rows, f, c);
-            CK_LAUNCH();
-            ml_softmax<<<grid_1d(pt.rows), BLOCK, 0, pt.srr>>>(pt.r2, pt.rows, c);
-            CK_LAUNCH();
-            CK(cudaEventRecord(pt.ridge_done, pt.srr));
-        }
-        /* Naive Bayes, then the ensemble. */
-        for (part_buffers &pt : pb) {
-            gpu_buffers &g = gb[pt.gpu];
+            cudaStream_t s = g.snb[pt.stream];
             long long scores = (long long)pt.rows * c;
             CK(cudaSetDevice(pt.gpu));
-            ml_nb_scores<<<grid_1d(scores), BLOCK, 0, pt.snb>>>(pt.r1, pt.x, g.logp, g.prior,
-                                                                pt.rows, f, c);
+            ml_nb_scores<<<grid_1d(scores), BLOCK, 0, s>>>(pt.r1, pt.x, g.logp, g.prior, pt.rows,
+                                                          f, c);
             CK_LAUNCH();
-            ml_nb_rowmax<<<grid_1d(pt.rows), BLOCK, 0, pt.snb>>>(pt.amax, pt.r1, pt.rows, c);
+            ml_nb_rowmax<<<grid_1d(pt.rows), BLOCK, 0, s>>>(pt.amax, pt.r1, pt.rows, c);
             CK_LAUNCH();
-            ml_nb_logsumexp<<<grid_1d(pt.rows), BLOCK, 0, pt.snb>>>(pt.lse, pt.r1, pt.amax, pt.rows,
-                                                                    c);
+            ml_nb_logsumexp<<<grid_1d(pt.rows), BLOCK, 0, s>>>(pt.lse, pt.r1, pt.amax, pt.rows, c);
             CK_LAUNCH();
-            ml_nb_exp<<<grid_1d(scores), BLOCK, 0, pt.snb>>>(pt.r1, pt.lse, pt.rows, c);
+            ml_nb_exp<<<grid_1d(scores), BLOCK, 0, s>>>(pt.r1, pt.lse, pt.rows, c);
             CK_LAUNCH();
-            ml_softmax<<<grid_1d(pt.rows), BLOCK, 0, pt.snb>>>(pt.r1, pt.rows, c);
+            ml_softmax<<<grid_1d(pt.rows), BLOCK, 0, s>>>(pt.r1, pt.rows, c);
             CK_LAUNCH();
-            CK(cudaStreamWaitEvent(pt.snb, pt.ridge_done, 0));
-            ml_argmax<<<grid_1d(pt.rows), BLOCK, 0, pt.snb>>>(pt.label, pt.r1, pt.r2, pt.rows, c);
+        }
+        /* Ridge: normalise, project, softmax; then the ensemble on the Naive Bayes stream. */
+        for (part_buffers &pt : pb) {
+            gpu_buffers &g = gb[pt.gpu];
+            cudaStream_t s = g.srr[pt.stream];
+            long long cells = (long long)pt.rows * f, scores = (long long)pt.rows * c;
+            CK(cudaSetDevice(pt.gpu));
+            CK(cudaStreamWaitEvent(s, normalised, 0));
+            ml_rr_normalize<<<grid_1d(cells), BLOCK, 0, s>>>(pt.z, pt.x, g.mean, g.istd, pt.rows,
+                                                             f);
+            CK_LAUNCH();
+            ml_rr_project<<<grid_1d(scores), BLOCK, 0, s>>>(pt.r2, pt.z, g.coef, g.icpt, pt.rows, f,
+                                                            c);
+            CK_LAUNCH();
+            ml_softmax<<<grid_1d(pt.rows), BLOCK, 0, s>>>(pt.r2, pt.rows, c);
+            CK_LAUNCH();
+            CK(cudaEventRecord(pt.ridge_done, s));
+            cudaStream_t nb = g.snb[pt.stream];
+            CK(cudaStreamWaitEvent(nb, pt.ridge_done, 0));
+            ml_argmax<<<grid_1d(pt.rows), BLOCK, 0, nb>>>(pt.label, pt.r1, pt.r2, pt.rows, c);
             CK_LAUNCH();
             CK(cudaMemcpyAsync(pt.hlabel, pt.label, pt.rows * sizeof(int), cudaMemcpyDeviceToHost,
-                               pt.snb));
+                               nb));
         }
-        for (part_buffers &pt : pb)
-            CK(cudaStreamSynchronize(pt.snb));
+        for (int g = 0; g < a.gpus; g++)
+            for (cudaStream_t s : gb[g].snb)
+                CK(cudaStreamSynchronize(s));
     };
     auto run_sync = [&]() {
         CK(cudaSetDevice(0));
@@ -224,17 +264,12 @@ int main(int argc, char **argv) {
     pgb_write_sample(a, a.n, [&](long long i) { return (double)pb[i / s].hlabel[i % s]; });
     pgb_print_json("ml", a, t);
     for (part_buffers &pt : pb) {
-        CK(cudaSetDevice(0));
-        CK(cudaFree(pt.ssum));
-        CK(cudaFree(pt.ssumsq));
         CK(cudaSetDevice(pt.gpu));
         for (void *d :
              {(void *)pt.x, (void *)pt.psum, (void *)pt.psumsq, (void *)pt.z, (void *)pt.r1,
               (void *)pt.r2, (void *)pt.amax, (void *)pt.lse, (void *)pt.label})
             CK(cudaFree(d));
         CK(cudaFreeHost(pt.hlabel));
-        CK(cudaStreamDestroy(pt.srr));
-        CK(cudaStreamDestroy(pt.snb));
         CK(cudaEventDestroy(pt.stats_done));
         CK(cudaEventDestroy(pt.ridge_done));
     }
@@ -242,6 +277,20 @@ int main(int argc, char **argv) {
         CK(cudaSetDevice(g));
         for (float *d : {gb[g].logp, gb[g].prior, gb[g].coef, gb[g].icpt, gb[g].mean, gb[g].istd})
             CK(cudaFree(d));
+        CK(cudaFree(gb[g].gsum));
+        CK(cudaFree(gb[g].gsumsq));
+        CK(cudaStreamDestroy(gb[g].stats));
+        for (int k = 0; k < PAIRS; k++) {
+            CK(cudaStreamDestroy(gb[g].srr[k]));
+            CK(cudaStreamDestroy(gb[g].snb[k]));
+        }
+        CK(cudaEventDestroy(gb[g].zeroed));
+        CK(cudaEventDestroy(gb[g].stats_done));
+        if (g) {
+            CK(cudaSetDevice(0));
+            CK(cudaFree(gb[g].ssum));
+            CK(cudaFree(gb[g].ssumsq));
+        }
     }
     CK(cudaSetDevice(0));
     CK(cudaFree(tsum));

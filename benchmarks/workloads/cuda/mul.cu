@@ -1,22 +1,24 @@
-/* mul.cu: the MUL baseline, hand-written CUDA C. The vector goes from pinned host memory to every
- * GPU on its own stream; per partition, on GPU p % N, one stream copies the partition's rows in,
- * waits for the vector (event), zeroes and computes its part of z and copies it out to pinned
- * host memory. --sync: one GPU, synchronous copies, a synchronisation after each kernel. */
+/* mul.cu: the MUL baseline, hand-written CUDA C, tuned. Partitions are placed contiguously; each
+ * GPU has one host-to-device copy stream, which brings the vector and then each partition's rows
+ * from pinned host memory (an event after each), and PGB_COMPUTE_STREAMS compute streams: the
+ * partition's stream waits for its rows, zeroes and computes its part of z and copies it out to
+ * pinned host memory. One copy stream keeps the copy engine busy back to back instead of
+ * splitting it between a stream per partition. --sync: one GPU, synchronous copies, a
+ * synchronisation after each kernel. The first version is untuned/mul.cu. */
 #include "common.h"
 
 #include "../kernels/mul.cu"
 
 struct part_buffers {
-    int gpu;
+    int gpu, stream;
     float *a, *z; /* device */
     float *ha;    /* pinned host: the partition's rows, column-major (see linalg.cuh) */
-    cudaStream_t stream;
+    cudaEvent_t in;
 };
 
 struct gpu_buffers {
     float *v;
-    cudaStream_t stream;
-    cudaEvent_t ready;
+    cudaStream_t copy_in, compute[PGB_COMPUTE_STREAMS];
 };
 
 int main(int argc, char **argv) {
@@ -25,6 +27,7 @@ int main(int argc, char **argv) {
     std::vector<pgb_part> parts = pgb_partitions(n, a.partitions);
     std::vector<part_buffers> pb(parts.size());
     std::vector<gpu_buffers> gb(a.gpus);
+    std::vector<int> on_gpu(a.gpus, 0);
     float *hv, *hz;
     CK(cudaMallocHost(&hv, n * sizeof(float)));
     CK(cudaMallocHost(&hz, n * sizeof(float)));
@@ -32,8 +35,9 @@ int main(int argc, char **argv) {
     for (int g = 0; g < a.gpus; g++) {
         CK(cudaSetDevice(g));
         CK(cudaMalloc(&gb[g].v, n * sizeof(float)));
-        CK(cudaStreamCreateWithFlags(&gb[g].stream, cudaStreamNonBlocking));
-        CK(cudaEventCreateWithFlags(&gb[g].ready, cudaEventDisableTiming));
+        CK(cudaStreamCreateWithFlags(&gb[g].copy_in, cudaStreamNonBlocking));
+        for (cudaStream_t &s : gb[g].compute)
+            CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     }
     CK(cudaSetDevice(0));
     mul_init_vector<<<grid_1d(n), BLOCK>>>(gb[0].v, (int)n);
@@ -43,12 +47,13 @@ int main(int argc, char **argv) {
         part_buffers &b = pb[p];
         long long rows = parts[p].count;
         size_t bytes = (size_t)(rows * n) * sizeof(float);
-        b.gpu = (int)(p % a.gpus);
+        b.gpu = pgb_gpu_of((int)p, (int)parts.size(), a.gpus);
+        b.stream = on_gpu[b.gpu]++ % PGB_COMPUTE_STREAMS;
         CK(cudaSetDevice(b.gpu));
         CK(cudaMalloc(&b.a, bytes));
         CK(cudaMalloc(&b.z, rows * sizeof(float)));
         CK(cudaMallocHost(&b.ha, bytes));
-        CK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+        CK(cudaEventCreateWithFlags(&b.in, cudaEventDisableTiming));
         mul_init_matrix<<<grid_1d(rows * n), BLOCK>>>(b.a, parts[p].offset, (int)rows, (int)n);
         CK_LAUNCH();
         CK(cudaMemcpy(b.ha, b.a, bytes, cudaMemcpyDeviceToHost));
@@ -58,27 +63,29 @@ int main(int argc, char **argv) {
         for (int g = 0; g < a.gpus; g++) {
             CK(cudaSetDevice(g));
             CK(cudaMemcpyAsync(gb[g].v, hv, n * sizeof(float), cudaMemcpyHostToDevice,
-                               gb[g].stream));
-            CK(cudaEventRecord(gb[g].ready, gb[g].stream));
+                               gb[g].copy_in));
         }
         for (size_t p = 0; p < parts.size(); p++) {
             part_buffers &b = pb[p];
             long long rows = parts[p].count;
             int chunk;
             dim3 grid = matvec_geometry(rows, n, &chunk);
+            cudaStream_t s = gb[b.gpu].compute[b.stream];
             CK(cudaSetDevice(b.gpu));
+            /* The copy stream brought the vector first, so "rows in" implies "vector in". */
             CK(cudaMemcpyAsync(b.a, b.ha, (size_t)(rows * n) * sizeof(float),
-                               cudaMemcpyHostToDevice, b.stream));
-            CK(cudaMemsetAsync(b.z, 0, rows * sizeof(float), b.stream));
-            CK(cudaStreamWaitEvent(b.stream, gb[b.gpu].ready, 0));
-            linalg_matvec<<<grid, BLOCK, 0, b.stream>>>(b.z, b.a, gb[b.gpu].v, (int)rows, (int)n,
-                                                        chunk);
+                               cudaMemcpyHostToDevice, gb[b.gpu].copy_in));
+            CK(cudaEventRecord(b.in, gb[b.gpu].copy_in));
+            CK(cudaMemsetAsync(b.z, 0, rows * sizeof(float), s));
+            CK(cudaStreamWaitEvent(s, b.in, 0));
+            linalg_matvec<<<grid, BLOCK, 0, s>>>(b.z, b.a, gb[b.gpu].v, (int)rows, (int)n, chunk);
             CK_LAUNCH();
             CK(cudaMemcpyAsync(hz + parts[p].offset, b.z, rows * sizeof(float),
-                               cudaMemcpyDeviceToHost, b.stream));
+                               cudaMemcpyDeviceToHost, s));
         }
-        for (size_t p = 0; p < parts.size(); p++)
-            CK(cudaStreamSynchronize(pb[p].stream));
+        for (int g = 0; g < a.gpus; g++)
+            for (cudaStream_t s : gb[g].compute)
+                CK(cudaStreamSynchronize(s));
     };
     auto run_sync = [&]() {
         CK(cudaSetDevice(0));
@@ -105,13 +112,14 @@ int main(int argc, char **argv) {
         CK(cudaFree(b.a));
         CK(cudaFree(b.z));
         CK(cudaFreeHost(b.ha));
-        CK(cudaStreamDestroy(b.stream));
+        CK(cudaEventDestroy(b.in));
     }
     for (int g = 0; g < a.gpus; g++) {
         CK(cudaSetDevice(g));
         CK(cudaFree(gb[g].v));
-        CK(cudaStreamDestroy(gb[g].stream));
-        CK(cudaEventDestroy(gb[g].ready));
+        CK(cudaStreamDestroy(gb[g].copy_in));
+        for (cudaStream_t s : gb[g].compute)
+            CK(cudaStreamDestroy(s));
     }
     CK(cudaFreeHost(hv));
     CK(cudaFreeHost(hz));

@@ -1,32 +1,46 @@
-/* vec.cu: the VEC baseline, hand-written CUDA C. Per partition, on GPU p % N: two streams copy x
- * and y from pinned host memory and square them; an event lets the first stream wait for the
- * second before the reduction; the partition's sum comes back to pinned memory. --sync: one GPU,
- * synchronous copies, a device synchronisation after each kernel. */
+/* vec.cu: the VEC baseline, hand-written CUDA C, tuned. Partitions are placed contiguously; each
+ * GPU has one host-to-device copy stream and PGB_COMPUTE_STREAMS compute streams. The copy stream
+ * brings x and y of each partition in turn from pinned host memory (an event after each); the
+ * partition's compute stream waits for x, squares it, waits for y, squares it, reduces the
+ * difference and copies the sum back to pinned memory. Copies thus run back to back on the copy
+ * engine while earlier partitions compute. --sync: one GPU, synchronous copies, a device
+ * synchronisation after each kernel. The first version is untuned/vec.cu. */
 #include "common.h"
 
 #include "../kernels/vec.cu"
 
 struct part_buffers {
-    int gpu;
+    int gpu, stream;
     float *x, *y, *x2, *y2; /* device */
     double *res;            /* device */
     float *hx, *hy;         /* pinned host: the inputs the paper rewrites before every run */
     double *hres;           /* pinned host */
-    cudaStream_t sa, sb;
-    cudaEvent_t squared;
+    cudaEvent_t x_in, y_in;
+};
+
+struct gpu_streams {
+    cudaStream_t copy_in, compute[PGB_COMPUTE_STREAMS];
 };
 
 int main(int argc, char **argv) {
     pgb_args a = pgb_parse(argc, argv, "vec");
     std::vector<pgb_part> parts = pgb_partitions(a.n, a.partitions);
     std::vector<part_buffers> pb(parts.size());
-    pgb_enable_peers(a.gpus);
+    std::vector<gpu_streams> gs(a.gpus);
+    std::vector<int> on_gpu(a.gpus, 0);
 
+    for (int g = 0; g < a.gpus; g++) {
+        CK(cudaSetDevice(g));
+        CK(cudaStreamCreateWithFlags(&gs[g].copy_in, cudaStreamNonBlocking));
+        for (cudaStream_t &s : gs[g].compute)
+            CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    }
     for (size_t p = 0; p < parts.size(); p++) {
         part_buffers &b = pb[p];
         long long c = parts[p].count;
         size_t bytes = (size_t)c * sizeof(float);
-        b.gpu = (int)(p % a.gpus);
+        b.gpu = pgb_gpu_of((int)p, (int)parts.size(), a.gpus);
+        b.stream = on_gpu[b.gpu]++ % PGB_COMPUTE_STREAMS;
         CK(cudaSetDevice(b.gpu));
         CK(cudaMalloc(&b.x, bytes));
         CK(cudaMalloc(&b.y, bytes));
@@ -36,9 +50,8 @@ int main(int argc, char **argv) {
         CK(cudaMallocHost(&b.hx, bytes));
         CK(cudaMallocHost(&b.hy, bytes));
         CK(cudaMallocHost(&b.hres, sizeof(double)));
-        CK(cudaStreamCreateWithFlags(&b.sa, cudaStreamNonBlocking));
-        CK(cudaStreamCreateWithFlags(&b.sb, cudaStreamNonBlocking));
-        CK(cudaEventCreateWithFlags(&b.squared, cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&b.x_in, cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&b.y_in, cudaEventDisableTiming));
         /* The inputs are made on the device, as in every version, and kept on the host. */
         vec_init<<<grid_1d(c), BLOCK>>>(b.x, b.y, parts[p].offset, (int)c);
         CK_LAUNCH();
@@ -52,25 +65,29 @@ int main(int argc, char **argv) {
             part_buffers &b = pb[p];
             int c = (int)parts[p].count;
             size_t bytes = (size_t)c * sizeof(float);
+            cudaStream_t in = gs[b.gpu].copy_in, s = gs[b.gpu].compute[b.stream];
             CK(cudaSetDevice(b.gpu));
-            CK(cudaMemcpyAsync(b.x, b.hx, bytes, cudaMemcpyHostToDevice, b.sa));
-            vec_square<<<grid_1d(c), BLOCK, 0, b.sa>>>(b.x2, b.x, c);
+            CK(cudaMemcpyAsync(b.x, b.hx, bytes, cudaMemcpyHostToDevice, in));
+            CK(cudaEventRecord(b.x_in, in));
+            CK(cudaMemcpyAsync(b.y, b.hy, bytes, cudaMemcpyHostToDevice, in));
+            CK(cudaEventRecord(b.y_in, in));
+            CK(cudaStreamWaitEvent(s, b.x_in, 0));
+            vec_square<<<grid_1d(c), BLOCK, 0, s>>>(b.x2, b.x, c);
             CK_LAUNCH();
-            CK(cudaMemcpyAsync(b.y, b.hy, bytes, cudaMemcpyHostToDevice, b.sb));
-            vec_square<<<grid_1d(c), BLOCK, 0, b.sb>>>(b.y2, b.y, c);
+            CK(cudaStreamWaitEvent(s, b.y_in, 0));
+            vec_square<<<grid_1d(c), BLOCK, 0, s>>>(b.y2, b.y, c);
             CK_LAUNCH();
-            CK(cudaEventRecord(b.squared, b.sb));
-            CK(cudaMemsetAsync(b.res, 0, sizeof(double), b.sa));
-            CK(cudaStreamWaitEvent(b.sa, b.squared, 0));
-            vec_reduce<<<grid_reduce(c), BLOCK, 0, b.sa>>>(b.res, b.x2, b.y2, c);
+            CK(cudaMemsetAsync(b.res, 0, sizeof(double), s));
+            vec_reduce<<<grid_reduce(c), BLOCK, 0, s>>>(b.res, b.x2, b.y2, c);
             CK_LAUNCH();
-            CK(cudaMemcpyAsync(b.hres, b.res, sizeof(double), cudaMemcpyDeviceToHost, b.sa));
+            CK(cudaMemcpyAsync(b.hres, b.res, sizeof(double), cudaMemcpyDeviceToHost, s));
         }
+        for (int g = 0; g < a.gpus; g++)
+            for (cudaStream_t s : gs[g].compute)
+                CK(cudaStreamSynchronize(s));
         total = 0.0;
-        for (size_t p = 0; p < parts.size(); p++) {
-            CK(cudaStreamSynchronize(pb[p].sa));
+        for (size_t p = 0; p < parts.size(); p++)
             total += *pb[p].hres;
-        }
     };
     auto run_sync = [&]() {
         CK(cudaSetDevice(0));
@@ -101,17 +118,18 @@ int main(int argc, char **argv) {
     pgb_print_json("vec", a, t);
     for (part_buffers &b : pb) {
         CK(cudaSetDevice(b.gpu));
-        CK(cudaFree(b.x));
-        CK(cudaFree(b.y));
-        CK(cudaFree(b.x2));
-        CK(cudaFree(b.y2));
-        CK(cudaFree(b.res));
-        CK(cudaFreeHost(b.hx));
-        CK(cudaFreeHost(b.hy));
-        CK(cudaFreeHost(b.hres));
-        CK(cudaStreamDestroy(b.sa));
-        CK(cudaStreamDestroy(b.sb));
-        CK(cudaEventDestroy(b.squared));
+        for (void *d : {(void *)b.x, (void *)b.y, (void *)b.x2, (void *)b.y2, (void *)b.res})
+            CK(cudaFree(d));
+        for (void *h : {(void *)b.hx, (void *)b.hy, (void *)b.hres})
+            CK(cudaFreeHost(h));
+        CK(cudaEventDestroy(b.x_in));
+        CK(cudaEventDestroy(b.y_in));
+    }
+    for (int g = 0; g < a.gpus; g++) {
+        CK(cudaSetDevice(g));
+        CK(cudaStreamDestroy(gs[g].copy_in));
+        for (cudaStream_t s : gs[g].compute)
+            CK(cudaStreamDestroy(s));
     }
     return 0;
 }
