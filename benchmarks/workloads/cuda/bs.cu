@@ -53,8 +53,9 @@ int main(int argc, char **argv) {
         CK(cudaMemcpy(b.hs, b.s, bytes, cudaMemcpyDeviceToHost));
     }
 
+    const std::vector<int> order = pgb_issue_order((int)parts.size(), a.gpus);
     auto run_async = [&]() {
-        for (size_t p = 0; p < parts.size(); p++) {
+        for (int p : order) {
             part_buffers &b = pb[p];
             int c = (int)parts[p].count;
             size_t bytes = (size_t)c * sizeof(double);

@@ -2,9 +2,11 @@
  * holds one block of rows [row0_g, row1_g); x, r, p, y and the scalars live on GPU 0, which sends
  * p to each other GPU once per iteration and receives one block of y from each.
  *
- * Iteration: each GPU's stream waits for "p is everywhere", zeroes its block of A p, multiplies
- * its partitions into it (on GPU 0 straight into y), copies the block into y on GPU 0 (one peer
- * copy) and records "block done"; GPU 0's main stream waits for every block, runs dot and
+ * Iteration: each GPU's first stream waits for "p is everywhere"; the GPU's partitions are spread
+ * over up to PGB_COMPUTE_STREAMS streams (one partition's product does not fill a GPU), each
+ * zeroes its rows of the GPU's block of A p and multiplies into them (on GPU 0 straight into y);
+ * the first stream joins the others, copies the block into y on GPU 0 (one peer copy) and
+ * records "block done"; GPU 0's main stream waits for every block, runs dot and
  * update_xr (after the last, x goes to the host on a side stream while update_p runs), update_p
  * and rotate, then copies p to the other GPUs and records "p is everywhere".
  *
@@ -22,8 +24,9 @@ struct gpu_buffers {
     float *a;             /* its rows of A, partition after partition (each column-major) */
     float *yb;            /* its block of A p (GPU 0: y + row0 itself) */
     float *p;             /* p on this GPU (GPU 0: p itself) */
-    cudaStream_t stream;
-    cudaEvent_t done;
+    int nstreams;         /* streams used: min(PGB_COMPUTE_STREAMS, its partitions) */
+    cudaStream_t stream[PGB_COMPUTE_STREAMS];
+    cudaEvent_t forked, joined[PGB_COMPUTE_STREAMS], done;
 };
 
 int main(int argc, char **argv) {
@@ -37,14 +40,18 @@ int main(int argc, char **argv) {
     std::vector<float *> part_a(parts.size());
     pgb_enable_peers(a.gpus);
 
+    std::vector<int> stream_of(parts.size());
     for (int g = 0; g < a.gpus; g++)
-        gb[g].row0 = -1, gb[g].rows = 0;
+        gb[g].row0 = -1, gb[g].rows = 0, gb[g].nstreams = 0;
     for (size_t i = 0; i < parts.size(); i++) {
         int g = gpu_of[i] = pgb_gpu_of((int)i, (int)parts.size(), a.gpus);
         if (gb[g].row0 < 0)
             gb[g].row0 = parts[i].offset;
         gb[g].rows += parts[i].count;
+        stream_of[i] = gb[g].nstreams++ % PGB_COMPUTE_STREAMS;
     }
+    for (int g = 0; g < a.gpus; g++)
+        gb[g].nstreams = (int)pgb_min(gb[g].nstreams, PGB_COMPUTE_STREAMS);
 
     CK(cudaSetDevice(0));
     float *x, *r, *p, *y, *b, *scalars, *hx;
@@ -75,7 +82,11 @@ int main(int argc, char **argv) {
             CK(cudaMalloc(&G.yb, G.rows * sizeof(float)));
             CK(cudaMalloc(&G.p, vbytes));
         }
-        CK(cudaStreamCreateWithFlags(&G.stream, cudaStreamNonBlocking));
+        for (int k = 0; k < G.nstreams; k++) {
+            CK(cudaStreamCreateWithFlags(&G.stream[k], cudaStreamNonBlocking));
+            CK(cudaEventCreateWithFlags(&G.joined[k], cudaEventDisableTiming));
+        }
+        CK(cudaEventCreateWithFlags(&G.forked, cudaEventDisableTiming));
         CK(cudaEventCreateWithFlags(&G.done, cudaEventDisableTiming));
     }
     for (size_t i = 0; i < parts.size(); i++) {
@@ -110,21 +121,29 @@ int main(int argc, char **argv) {
             for (int g = 0; g < a.gpus; g++) {
                 gpu_buffers &G = gb[g];
                 CK(cudaSetDevice(g));
-                CK(cudaStreamWaitEvent(G.stream, p_ready, 0));
-                CK(cudaMemsetAsync(G.yb, 0, G.rows * sizeof(float), G.stream));
+                CK(cudaStreamWaitEvent(G.stream[0], p_ready, 0));
+                CK(cudaEventRecord(G.forked, G.stream[0]));
+                for (int k = 1; k < G.nstreams; k++)
+                    CK(cudaStreamWaitEvent(G.stream[k], G.forked, 0));
                 for (size_t i = 0; i < parts.size(); i++) {
                     if (gpu_of[i] != g)
                         continue;
                     int rows = (int)parts[i].count, chunk;
                     dim3 grid = matvec_geometry(rows, n, &chunk);
-                    linalg_matvec<<<grid, BLOCK, 0, G.stream>>>(G.yb + (parts[i].offset - G.row0),
-                                                                part_a[i], G.p, rows, ni, chunk);
+                    cudaStream_t s = G.stream[stream_of[i]];
+                    float *yi = G.yb + (parts[i].offset - G.row0);
+                    CK(cudaMemsetAsync(yi, 0, rows * sizeof(float), s));
+                    linalg_matvec<<<grid, BLOCK, 0, s>>>(yi, part_a[i], G.p, rows, ni, chunk);
                     CK_LAUNCH();
+                }
+                for (int k = 1; k < G.nstreams; k++) {
+                    CK(cudaEventRecord(G.joined[k], G.stream[k]));
+                    CK(cudaStreamWaitEvent(G.stream[0], G.joined[k], 0));
                 }
                 if (g != 0)
                     CK(cudaMemcpyAsync(y + G.row0, G.yb, G.rows * sizeof(float),
-                                       cudaMemcpyDefault, G.stream));
-                CK(cudaEventRecord(G.done, G.stream));
+                                       cudaMemcpyDefault, G.stream[0]));
+                CK(cudaEventRecord(G.done, G.stream[0]));
             }
             CK(cudaSetDevice(0));
             for (int g = 0; g < a.gpus; g++)
@@ -216,7 +235,11 @@ int main(int argc, char **argv) {
             CK(cudaFree(G.yb));
             CK(cudaFree(G.p));
         }
-        CK(cudaStreamDestroy(G.stream));
+        for (int k = 0; k < G.nstreams; k++) {
+            CK(cudaStreamDestroy(G.stream[k]));
+            CK(cudaEventDestroy(G.joined[k]));
+        }
+        CK(cudaEventDestroy(G.forked));
         CK(cudaEventDestroy(G.done));
     }
     CK(cudaSetDevice(0));

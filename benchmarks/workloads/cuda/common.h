@@ -160,6 +160,20 @@ static inline int pgb_gpu_of(int p, int parts, int gpus) {
     return (int)((long long)p * gpus / parts);
 }
 
+/* The order in which to issue P contiguously placed partitions on N GPUs: the first partition of
+ * each GPU, then the second of each, ..., so that every GPU gets work from the start. */
+static inline std::vector<int> pgb_issue_order(int parts, int gpus) {
+    std::vector<std::vector<int>> of(gpus);
+    std::vector<int> order;
+    for (int p = 0; p < parts; p++)
+        of[pgb_gpu_of(p, parts, gpus)].push_back(p);
+    for (size_t k = 0; order.size() < (size_t)parts; k++)
+        for (int g = 0; g < gpus; g++)
+            if (k < of[g].size())
+                order.push_back(of[g][k]);
+    return order;
+}
+
 struct pgb_part {
     long long offset, count;
 };

@@ -59,13 +59,14 @@ int main(int argc, char **argv) {
         CK(cudaMemcpy(b.ha, b.a, bytes, cudaMemcpyDeviceToHost));
     }
 
+    const std::vector<int> order = pgb_issue_order((int)parts.size(), a.gpus);
     auto run_async = [&]() {
         for (int g = 0; g < a.gpus; g++) {
             CK(cudaSetDevice(g));
             CK(cudaMemcpyAsync(gb[g].v, hv, n * sizeof(float), cudaMemcpyHostToDevice,
                                gb[g].copy_in));
         }
-        for (size_t p = 0; p < parts.size(); p++) {
+        for (int p : order) {
             part_buffers &b = pb[p];
             long long rows = parts[p].count;
             int chunk;

@@ -60,8 +60,9 @@ int main(int argc, char **argv) {
     }
 
     double total = 0.0;
+    const std::vector<int> order = pgb_issue_order((int)parts.size(), a.gpus);
     auto run_async = [&]() {
-        for (size_t p = 0; p < parts.size(); p++) {
+        for (int p : order) {
             part_buffers &b = pb[p];
             int c = (int)parts[p].count;
             size_t bytes = (size_t)c * sizeof(float);
