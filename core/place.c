@@ -86,6 +86,30 @@ static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates,
     return PG_OK;
 }
 
+/* Whether a device outside `parents` (among `all`) holds more of c's input bytes than every device
+ * in `parents`. multigpu-disjoint then asks the device policy over all devices: limiting it to
+ * the free parents' devices would move the bulk of the data to follow a parent that made a small
+ * part of it (CG at the GrCUDA paper's sizes: a kernel zeroing 15 KB of y on GPU 1 dragged each
+ * 900 MB block of the matrix there, and after that every product ran on GPU 1). */
+static int inputs_held_elsewhere(const pg__runtime *rt, const pg__comp *c, uint32_t parents,
+                                 uint32_t all) {
+    uint64_t in_parents = 0, elsewhere = 0;
+    for (int d = 0; d < rt->ndev; d++) {
+        if (!(all >> d & 1))
+            continue;
+        uint64_t held = 0;
+        for (int i = 0; i < c->nargs; i++) {
+            const pg__array *a = c->args[i].array;
+            if ((c->args[i].access & PG_ACCESS_IN) && !a->fresh && (a->valid >> (d + 1) & 1))
+                held += a->nbytes;
+        }
+        uint64_t *best = (parents >> d & 1) ? &in_parents : &elsewhere;
+        if (held > *best)
+            *best = held;
+    }
+    return elsewhere > in_parents;
+}
+
 /* New-stream policy: fifo reuses a stream whose work has finished; NULL asks for a new one. */
 static pg__stream *new_stream(pg__runtime *rt, int dev) {
     return rt->opt.stream_policy == PG__NEW_ALWAYS ? NULL : pg__stream_idle(rt, dev);
@@ -137,8 +161,11 @@ pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream
             if (!ps[i]->stream_taken)
                 p = ps[i];
         *device = p->device;
-    } else { /* multigpu-disjoint: the best device among the free parents' */
-        st = choose(rt, c, free_devs, device);
+    } else { /* multigpu-disjoint: the best device among the free parents', or among all
+              * devices when another holds more of the inputs (then a free parent's stream on
+              * the chosen device is still reused) */
+        uint32_t over = inputs_held_elsewhere(rt, c, free_devs, all) ? all : free_devs;
+        st = choose(rt, c, over, device);
         p = st ? NULL : free_parent_on(ps, n, *device);
     }
     if (st)

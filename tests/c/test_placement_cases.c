@@ -1,9 +1,10 @@
-/* test_placement_cases.c: the four placement cases of issue 16, on CPU devices with every kernel
- * held running (it waits for a flag in host memory) so that parents are unfinished and streams
- * busy when the next call is placed. A and B: when a child reuses a parent's stream and over which
- * devices the device policy is asked (the GrCUDA paper's Figure 5 flow); C: the exploration
- * threshold on the DGX-1 V100 matrix and on uniform ones; D: a host access or prefetch waits only
- * for the array's writer, not for later work queued on the writer's stream. Always CPU devices
+/* test_placement_cases.c: the four placement cases of issue 16 and a fifth (E), on CPU devices with
+ * every kernel held running (it waits for a flag in host memory) so that parents are unfinished and
+ * streams busy when the next call is placed. A and B: when a child reuses a parent's stream and
+ * over which devices the device policy is asked (the GrCUDA paper's Figure 5 flow); C: the
+ * exploration threshold on the DGX-1 V100 matrix and on uniform ones; D: a host access or prefetch
+ * waits only for the array's writer, not for later work queued on the writer's stream; E: a small
+ * parent's device does not pull a large input away from where it is. Always CPU devices
  * (PG_TEST_DEVICES does not apply): the held kernels read the flag through a host pointer. */
 #include "dag_view.h"
 #include "kernels_common.h"
@@ -352,6 +353,32 @@ static void case_d(int how) {
     close_ctx(&c);
 }
 
+/* ---- E: K(a) finished, a on device d_a; K(y) held on the other device; K(R(a), W(y)) under
+ * multigpu-disjoint. The child's only unfinished parent is y's writer, whose device holds none of
+ * its input bytes while d_a holds all of them: the device policy is asked over every device and
+ * the child goes where a is, instead of a being copied to follow y's writer (CG's zeroing kernel
+ * dragging each block of the matrix to the other GPU). */
+static void case_e(const char *policy) {
+    ctx c;
+    open_ctx(&c, "host:2", policy, "multigpu-disjoint", NULL);
+    int go = 1;
+    float v = 0;
+    pg_array *a = test_array(c.rt, 4 * BN), *y = test_array(c.rt, 16);
+    launch_on(&c, c.w, &go, a, NULL, NULL);
+    REQUIRE_OK(pg_array_read(a, 0, 1, &v)); /* a's writer has finished */
+    launch(&c, c.w, y, NULL, NULL);
+    launch(&c, c.rw, a, y, NULL);
+    int dev[3], stream[3];
+    placed(&c, 3, dev, stream);
+    CHECK(v == 1.0f);
+    CHECK(dev[1] != dev[0]); /* the setting of the case: y's writer on the other device */
+    if (dev[2] != dev[0])
+        fprintf(stderr, "case E, %s: the reader of a went to device %d, a is on device %d\n",
+                policy, dev[2], dev[0]);
+    CHECK(dev[2] == dev[0]);
+    close_ctx(&c);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/pg-placement-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -404,6 +431,13 @@ int main(void) {
             case_c(policies[p], "uniform", uni);
             case_c(policies[p], "default", "default");
         }
+    }
+
+    /* E. Under every data-aware policy. */
+    {
+        const char *policies[] = {"minmax-transfer-time", "min-transfer-time", "min-transfer-size"};
+        for (int p = 0; p < 3; p++)
+            case_e(policies[p]);
     }
 
     /* D. A host read, a partial host write, a prefetch to the host. */
