@@ -576,6 +576,17 @@ class Report:
             best = r
         return best
 
+    def same_run(self, r, version):
+        """The valid result of `version` in r's configuration and run.py invocation."""
+        if not r:
+            return None
+        for q in self.ok:
+            if (q["bench"], q["size"], q["gpus"], q["partitions"], q["version"],
+                    q.get("invocation")) == (r["bench"], r["size"], r["gpus"], r["partitions"],
+                                             version, r.get("invocation")):
+                return q
+        return None
+
     def sizes_of(self, bench):
         return [s for s in SIZES if any(r["bench"] == bench and r["size"] == s for r in self.all)]
 
@@ -692,8 +703,11 @@ class Report:
                     pg_, cu = self.pick(bench, s, "polygpu", g), self.pick(bench, s, "cuda", g)
                     if not (pg_ and cu):
                         continue
+                    # ablations against the tuned run of their own invocation (side by side)
                     un = self.pick(bench, s, "cuda-untuned", g)
                     st = self.pick(bench, s, "cuda-streams", g)
+                    cu_un = self.same_run(un, "cuda")
+                    cu_st = self.same_run(st, "cuda")
                     pg1, cu1 = self.pick(bench, s, "polygpu", 1), self.pick(bench, s, "cuda", 1)
                     ratio = pg_["median_s"] / cu["median_s"]
                     if s == "paper-max":
@@ -704,18 +718,19 @@ class Report:
                         "%s (%.0f%%)" % (fmt_gb(mod.device_bytes(mod.SIZES[s])), 100 * share)
                         if share else fmt_gb(mod.device_bytes(mod.SIZES[s])), g,
                         fmt_ms(pg_["median_s"]), fmt_ms(cu["median_s"]), ratio,
-                        "%.2f" % (un["median_s"] / cu["median_s"]) if un else "–",
+                        "%.2f" % (un["median_s"] / cu_un["median_s"]) if cu_un else "–",
                         "%.2f / %.2f" % (pg1["median_s"] / pg_["median_s"],
                                          cu1["median_s"] / cu["median_s"])
                         if pg1 and cu1 and g > 1 else "–",
-                        "%.2f" % (st["median_s"] / cu["median_s"]) if st else "–"))
+                        "%.2f" % (st["median_s"] / cu_st["median_s"]) if cu_st else "–"))
         if not rows:
             return []
         out = ["## At the paper's sizes, against the tuned CUDA C baselines\n",
                "Memory: device bytes of the workload over all GPUs (share of one GPU's memory "
                "per GPU). untuned / tuned: the first baseline's time over the tuned one's (>1: "
                "tuning made it faster). streams / graph: CG's tuned baseline issued on streams "
-               "every run over the same captured as one CUDA graph.\n",
+               "every run over the same captured as one CUDA graph. Both ablations are taken "
+               "against the tuned run of the same run.py invocation.\n",
                "| bench | size | shape | memory | GPUs | polygpu ms | CUDA C ms | polygpu / CUDA C "
                "| CUDA C untuned / tuned | speedup polygpu / CUDA C | CG streams / graph |",
                "|" + " --- |" * 11] + rows
