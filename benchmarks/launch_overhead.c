@@ -4,6 +4,7 @@
  * Usage: launch_overhead [devices] [launches]   (defaults: PG_DEVICES or host:1, 20000) */
 #include "bench_stats.h"
 #include "core/internal.h"
+#include "core/phases.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 1000; i++) /* warm-up: buffers, streams, module load */
         pg_kernel_launch(k, g, blk, 0, args, 4);
     pg_runtime_sync(rt);
+    pg__phases_reset();
     /* Submit cost: bursts short enough that the device's launch queue never fills (a full
      * queue makes every launch wait for the device, which times the device, not the submit
      * path); the device drains between bursts, untimed. */
@@ -65,12 +67,15 @@ int main(int argc, char **argv) {
     }
     pg_runtime_sync(rt);
     double med = bench_median(t, n);
+    int phases = pg__phases_report(stdout, "phases, bursts of 64");
     /* Throughput: back to back, the queue full; bounded by the device on GPUs. */
     uint64_t all0 = pg__now_ns();
     for (int i = 0; i < n; i++)
         pg_kernel_launch(k, g, blk, 0, args, 4);
     pg_runtime_sync(rt);
     double total = (double)(pg__now_ns() - all0) / 1e3 / n;
+    if (phases)
+        pg__phases_report(stdout, "phases, back to back");
     printf("devices=%s launches=%d polygpu submit median %.2f us (bursts of %d), back-to-back %.2f "
            "us/launch\n",
            devices, n, med, BURST, total);

@@ -2,6 +2,7 @@
  * held back behind mapped arrays, waiting and syncing. Every function runs with rt->mu held;
  * the only waits drop it. */
 #include "core/internal.h"
+#include "core/phases.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,7 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     pg_status st = pg__policy_place(rt, c, &dev, &s, &sp);
     if (!st && !s)
         st = pg__stream_get_new(rt, dev, &s);
+    PG__PHASE_SHARED(PG__PH_PLACE);
     void *buf[PG__MAX_PARAMS];
     uint64_t zeroed = 0; /* args whose buffer this launch creates as zeros on s */
     for (int i = 0; !st && i < c->nargs; i++)
@@ -181,8 +183,10 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
         st = kernel_function(rt, c->kernel, dev, &fn);
     if (!st)
         st = pg__coh_check_inputs(rt, c, dev); /* reading a failed or lost value fails here */
+    PG__PHASE_SHARED(PG__PH_BUFFERS);
     if (!st)
         st = accept(rt, c, c->kernel->name);
+    PG__PHASE_SHARED(PG__PH_RECORD);
     if (st)
         return st;
     /* From here on the computation is part of the program: failures are device failures. */
@@ -222,9 +226,11 @@ pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
      * device, which costs more than the rest of a launch. */
     if ((++rt->submits & 15) == 0)
         pg__exec_sweep(rt, 64);
+    PG__PHASE_SHARED(PG__PH_SWEEP);
     for (;;) {
         pg_status st = pg__dag_parents(rt, c->args, c->nargs, &c->parents, &c->nparents,
                                        c->parents_in, PG__INLINE);
+        PG__PHASE_SHARED(PG__PH_DEPS);
         if (st)
             return st;
         c->blocker = find_blocker(c);

@@ -5,6 +5,7 @@
  * marks the computation issued (last on its stream, in flight). Coherence says which copies
  * are needed and from where; only this file hands work to a stream. Lock held throughout. */
 #include "core/internal.h"
+#include "core/phases.h"
 
 #include <stdio.h>
 
@@ -38,10 +39,17 @@ pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work 
     if (!st && rt->timing && (c->kind == PG__KERNEL || c->kind == PG__COPY))
         c->timed = 1;
     int enqueued = 0;
+    /* Phases are counted for kernels; a copy issued inside counts as the kernel's waits. */
+    if (c->kind == PG__KERNEL)
+        PG__PHASE_SHARED(PG__PH_WAITS);
     if (!st)
         enqueued = (st = work(rt, c, s, ctx)) == PG_OK;
+    if (c->kind == PG__KERNEL)
+        PG__PHASE_SHARED(PG__PH_LAUNCH);
     if (!st)
         st = rt->ops->event_record(rt->b, s->b, &c->event);
+    if (c->kind == PG__KERNEL)
+        PG__PHASE_SHARED(PG__PH_MARK);
     if (st) {
         c->timed = 0;
         /* Work on the stream with no event to track it: the device is no longer trusted. */

@@ -1,5 +1,6 @@
 /* kernel.c: kernels — compilation through the backend, parameters, argument checking, launch. */
 #include "core/internal.h"
+#include "core/phases.h"
 #include "nvrtc/signature.h"
 
 #include <stdio.h>
@@ -274,6 +275,7 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
 
 pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
                            const pg_arg *args, int nargs) {
+    PG__PHASE_SET();
     pg__error_clear();
     pg__kernel *k = pg__enter_kernel(h, "pg_kernel_launch");
     if (!k)
@@ -281,6 +283,7 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     pg__runtime *rt = k->rt;
     uint32_t fits = 0;
     pg_status st = check_dims(k, grid, block, shared_mem, &fits);
+    PG__PHASE_SHARED(PG__PH_ENTER);
     pg__comp *c = st ? NULL : pg__comp_new(rt, PG__KERNEL);
     if (!st && !c)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -302,10 +305,14 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     c->block = block;
     c->shared_mem = shared_mem;
     c->fits = fits;
+    PG__PHASE_SHARED(PG__PH_BIND);
     st = pg__exec_submit(rt, c);
     if (!st && rt->opt.sync)
         st = pg__exec_wait(rt, c);
+    PG__PHASE_SHARED(PG__PH_BOOKKEEP);
     pg__comp_unref(rt, c);
     pg__leave(rt);
+    PG__PHASE_SHARED(PG__PH_LEAVE);
+    PG__PHASE_LAUNCH_DONE();
     return st;
 }
