@@ -7,9 +7,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { SWEEP_PROBE = 64 };
+
+/* Whether head (issued, on a stream, not known done) has completed, learning with as few event
+ * queries as it can how far its stream has got: a stream runs in order, so one finished event
+ * proves every earlier one finished. It probes head (not done: one query, as before), then the
+ * newest of the next SWEEP_PROBE computations on head's stream (done: all of them), else
+ * bisects between them. An event query costs as much as a launch on a GPU (1.6 us on an H100);
+ * one query per finished computation made the sweep a fifth of every launch. */
+static int stream_progress(pg__runtime *rt, pg__comp *head) {
+    pg__stream *s = head->stream;
+    pg__comp *cand[SWEEP_PROBE];
+    int n = 0;
+    for (pg__comp *c = head; c && n < SWEEP_PROBE; c = c->next)
+        if (c->stream == s && c->state == PG__ISSUED && c->event)
+            cand[n++] = c;
+    if (!n || !rt->ops->event_done(rt->b, cand[0]->event))
+        return 0;
+    int lo = 0, hi = n; /* cand[lo] is done; cand[hi] is not, or hi == n */
+    if (n > 1 && rt->ops->event_done(rt->b, cand[n - 1]->event))
+        lo = n - 1;
+    else if (n > 1)
+        hi = n - 1;
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (rt->ops->event_done(rt->b, cand[mid]->event))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (cand[lo]->seq > s->done_seq)
+        s->done_seq = cand[lo]->seq;
+    return 1;
+}
+
 void pg__exec_sweep(pg__runtime *rt, int max) {
     while (rt->inflight_head && max-- > 0) {
         pg__comp *c = rt->inflight_head;
+        if (c->state == PG__ISSUED && c->stream && c->event && c->seq > c->stream->done_seq &&
+            !stream_progress(rt, c))
+            break;
         if (!pg__comp_done(rt, c))
             break;
         rt->inflight_head = c->next;
