@@ -159,6 +159,13 @@ pg_status pg_array_free(pg_array *h) {
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
+    if (pg__graph_uses(rt, a)) {
+        pg__leave(rt);
+        return pg__error(PG_ERROR_STATE,
+                         "pg_array_free: array %llu is used by the graph being recorded; free "
+                         "it after pg_graph_end (and after the last replay)",
+                         (unsigned long long)a->id);
+    }
     if (a->map_count) {
         pg__leave(a->rt);
         return pg__error(PG_ERROR_STATE,
@@ -213,7 +220,9 @@ static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *ds
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
-    pg_status st = check_range(a, first, count, dst ? dst : src, fn);
+    pg_status st = pg__graph_refuse(rt, fn, a);
+    if (!st)
+        st = check_range(a, first, count, dst ? dst : src, fn);
     if (!st && count) {
         pg_access acc =
             dst ? PG_ACCESS_IN : (first == 0 && count == a->size ? PG_ACCESS_OUT : PG_ACCESS_INOUT);
@@ -251,7 +260,9 @@ pg_status pg_array_map(pg_array *h, pg_access access, void **ptr) {
     pg__array *a = pg__enter_array(h, "pg_array_map");
     if (!a)
         return PG_ERROR_STATE;
-    pg_status st = pg__exec_host_begin(a->rt, a, access);
+    pg_status st = pg__graph_refuse(a->rt, "pg_array_map", a);
+    if (!st)
+        st = pg__exec_host_begin(a->rt, a, access);
     if (!st)
         *ptr = a->host;
     pg__leave(a->rt);
@@ -274,8 +285,8 @@ pg_status pg_array_prefetch(pg_array *h, int location) {
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
-    pg_status st = PG_OK;
-    if (location != PG_HOST && (location < 0 || location >= rt->ndev))
+    pg_status st = pg__graph_refuse(rt, "pg_array_prefetch", a);
+    if (!st && location != PG_HOST && (location < 0 || location >= rt->ndev))
         st = pg__error(PG_ERROR_ARGUMENT,
                        "pg_array_prefetch: location %d is neither PG_HOST (-1) nor a device 0..%d",
                        location, rt->ndev - 1);

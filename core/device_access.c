@@ -23,7 +23,9 @@ pg_status pg_array_device_pointer(pg_array *h, int device, pg_access access, voi
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
-    pg_status st = need_gpus(rt, "pg_array_device_pointer");
+    pg_status st = pg__graph_refuse(rt, "pg_array_device_pointer", a);
+    if (!st)
+        st = need_gpus(rt, "pg_array_device_pointer");
     if (!st && (device < 0 || device >= rt->ndev))
         st = pg__error(PG_ERROR_ARGUMENT, "pg_array_device_pointer: device %d is not 0..%d", device,
                        rt->ndev - 1);
@@ -41,7 +43,9 @@ pg_status pg_array_copy_from_device(pg_array *h, uint64_t src, size_t bytes, uin
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
-    pg_status st = need_gpus(rt, "pg_array_copy_from_device");
+    pg_status st = pg__graph_refuse(rt, "pg_array_copy_from_device", a);
+    if (!st)
+        st = need_gpus(rt, "pg_array_copy_from_device");
     if (!st && bytes != a->nbytes)
         st = pg__error(PG_ERROR_ARGUMENT,
                        "pg_array_copy_from_device: %zu bytes given, the array holds %llu", bytes,

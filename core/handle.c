@@ -132,7 +132,19 @@ void pg__handle_release(uint64_t h) {
 }
 
 static const char *kind_name(int kind) {
-    return kind == PG__H_RUNTIME ? "runtime" : kind == PG__H_ARRAY ? "array" : "kernel";
+    return kind == PG__H_RUNTIME ? "runtime"
+           : kind == PG__H_ARRAY ? "array"
+           : kind == PG__H_GRAPH ? "graph"
+                                 : "kernel";
+}
+
+/* The recording this thread began (its graph's handle), 0 when none: a call on any other
+ * runtime is refused while it lasts. A handle, not a pointer, so that a recording whose runtime
+ * another thread freed simply stops counting. */
+static _Thread_local uint64_t recording;
+
+void pg__handle_set_recording(uint64_t graph) {
+    recording = graph;
 }
 
 void *pg__enter(uint64_t h, int kind, const char *fn, pg__runtime **out) {
@@ -147,6 +159,14 @@ void *pg__enter(uint64_t h, int kind, const char *fn, pg__runtime **out) {
               "runtime";
     else if (atomic_load(&rt->closing))
         why = "belongs to a runtime that is closed or closing";
+    else if (recording) {
+        slot *r = find(recording);
+        if (!r || r->kind != PG__H_GRAPH)
+            recording = 0; /* its runtime was freed: the recording is over */
+        else if (r->owner != rt)
+            why = "belongs to another runtime than the one this thread is recording on "
+                  "(pg_graph_begin): end the recording (pg_graph_end) first";
+    }
     if (why) {
         pthread_mutex_unlock(&mu);
         pg__error(PG_ERROR_STATE, "%s: the %s handle %s", fn, kind_name(kind), why);

@@ -23,6 +23,7 @@ typedef struct pg__array pg__array;
 typedef struct pg__kernel pg__kernel;
 typedef struct pg__comp pg__comp;
 typedef struct pg__stream pg__stream;
+typedef struct pg__graph pg__graph;
 
 /* Location index: 0 = host, d + 1 = device d. */
 #define PG__LOC(dev) ((dev) + 1)
@@ -30,13 +31,16 @@ typedef struct pg__stream pg__stream;
 
 /* ---- handles: user-visible pointers are generation-checked ids, so a freed or doubly freed
  * handle is detected instead of touching freed memory. */
-enum { PG__H_RUNTIME = 1, PG__H_ARRAY = 2, PG__H_KERNEL = 3 };
+enum { PG__H_RUNTIME = 1, PG__H_ARRAY = 2, PG__H_KERNEL = 3, PG__H_GRAPH = 4 };
 uint64_t pg__handle_new(int kind, void *obj, pg__runtime *owner); /* 0 when out of memory */
 void *pg__handle_get(uint64_t h, int kind); /* NULL if not a live handle of that kind */
 /* Like pg__handle_get for an object that must belong to rt (rt->mu held: then it stays alive
  * while the lock is held); *foreign says it is live but another runtime's. */
 void *pg__handle_get_owned(uint64_t h, int kind, pg__runtime *rt, int *foreign);
 void pg__handle_release(uint64_t h);
+/* This thread records on the runtime owning graph handle `graph` (0: no longer): pg__enter then
+ * refuses handles of other runtimes. */
+void pg__handle_set_recording(uint64_t graph);
 
 /* The door of every public call on a handle: resolves h, refuses it if its runtime is closing
  * or was inherited through fork(), pins the runtime (a close waits for pinned calls) and locks
@@ -284,11 +288,35 @@ struct pg__runtime {
     int narrays, caparrays;
     pg__kernel **kernels;
     int nkernels, capkernels;
+    pg__graph **graphs;
+    int ngraphs, capgraphs;
+    /* the recording in progress (pg_graph_begin .. pg_graph_end), NULL when none, and the
+     * thread recording it */
+    pg__graph *rec;
+    pthread_t rec_thread;
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
     return atomic_load(&rt->closing) && !pthread_equal(rt->closer, pthread_self());
 }
+
+/* ---- recordings (core/graph.c) */
+/* Whether c (kernel launch, bound, references taken) is taken by rt's recording: then *st is
+ * PG_OK and the recording owns c's reference, or an error (another thread records). 0: not
+ * recording, launch c now. */
+int pg__graph_take(pg__runtime *rt, pg__comp *c, pg_status *st);
+/* PG_OK unless the calling thread is recording on rt (host access `fn` refused), or on another
+ * runtime (any call refused); `a` (may be NULL) is the array the call is about. */
+pg_status pg__graph_refuse(pg__runtime *rt, const char *fn, const pg__array *a);
+/* Whether rt's recording in progress uses a (pg_array_free refuses then). */
+int pg__graph_uses(const pg__runtime *rt, const pg__array *a);
+/* pg_runtime_free: frees rt's graphs and any recording in progress (rt->mu held). */
+void pg__graph_free_all(pg__runtime *rt);
+/* An abandoned close: the graphs' handles stop working, their memory goes with the process. */
+void pg__graph_forget_handles(pg__runtime *rt);
+/* A new computation that launches what rec (a recorded launch) launched: same kernel,
+ * dimensions, arrays and scalar slots (core/kernel.c). */
+pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec);
 
 /* ---- options (core/options.c) */
 pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *out);

@@ -121,6 +121,41 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     return PG_OK;
 }
 
+pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec) {
+    pg__comp *c = pg__comp_new(rt, PG__KERNEL);
+    if (!c)
+        return NULL;
+    int n = rec->nslots;
+    if (n + 1 <= PG__INLINE) { /* as bind_args lays them out */
+        c->slots = c->slots_in;
+        c->slot_arg = c->slot_arg_in;
+        c->args = c->args_in;
+    } else {
+        c->slots = pg__calloc((size_t)n + 1, sizeof *c->slots);
+        c->slot_arg = pg__calloc((size_t)n + 1, sizeof *c->slot_arg);
+        c->args = pg__calloc((size_t)n + 1, sizeof *c->args);
+        if (!c->slots || !c->slot_arg || !c->args) {
+            pg__comp_unref(rt, c);
+            return NULL;
+        }
+    }
+    c->nslots = n;
+    memcpy(c->slots, rec->slots, (size_t)n * sizeof *c->slots);
+    memcpy(c->slot_arg, rec->slot_arg, (size_t)n * sizeof *c->slot_arg);
+    c->nargs = rec->nargs;
+    for (int i = 0; i < rec->nargs; i++) {
+        c->args[i] = rec->args[i];
+        pg__array_ref(c->args[i].array);
+    }
+    c->kernel = rec->kernel;
+    c->kernel->refs++;
+    c->grid = rec->grid;
+    c->block = rec->block;
+    c->shared_mem = rec->shared_mem;
+    c->fits = rec->fits;
+    return c;
+}
+
 void pg__kernel_unref(pg__kernel *k) {
     if (--k->refs > 0)
         return;
@@ -306,6 +341,11 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     c->shared_mem = shared_mem;
     c->fits = fits;
     PG__PHASE_SHARED(PG__PH_BIND);
+    if (pg__graph_take(rt, c, &st)) { /* recorded, not run */
+        pg__comp_unref(rt, c);
+        pg__leave(rt);
+        return st;
+    }
     st = pg__exec_submit(rt, c);
     if (!st && rt->opt.sync)
         st = pg__exec_wait(rt, c);

@@ -344,6 +344,32 @@ static inline pg_arg pg_arg_float(float v) {
 pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
                            const pg_arg *args, int nargs);
 
+/* ---------------------------------------------------------------- recordings */
+
+/* A block of kernel launches recorded once and replayed many times (a CUDA graph's idea, for
+ * every device of the runtime). Between pg_graph_begin and pg_graph_end, pg_kernel_launch on
+ * that runtime, from the thread that began, checks its arguments and records the call instead
+ * of running it; nothing runs and no state changes until a replay. Each pg_graph_launch issues
+ * the recorded calls again, in order, with the same arrays and scalar values, exactly as if
+ * they were launched eagerly at that moment: dependencies on work before and after the replay,
+ * coherence, and the DAG (one vertex per replayed call) are those of the eager calls. The
+ * argument binding is done once, at recording. Inside a recording, on the recording thread, a
+ * host access (read, write, map, prefetch, device pointer, sync) on the runtime and any call on
+ * another runtime are errors, as is freeing an array the recording uses (from any thread);
+ * launches from other threads are refused while the runtime records. A replay whose recorded
+ * arrays include a freed one fails, naming it, before issuing anything. A graph belongs to its
+ * runtime: pg_runtime_free frees it. */
+typedef struct pg_graph pg_graph;
+
+pg_status pg_graph_begin(pg_runtime *rt);
+/* Ends the recording begun on rt; *out is the graph (possibly of no calls). */
+pg_status pg_graph_end(pg_runtime *rt, pg_graph **out);
+/* Issues the recorded calls once; returns when they are issued, like pg_kernel_launch. */
+pg_status pg_graph_launch(pg_graph *g);
+/* Number of recorded calls. */
+pg_status pg_graph_calls(pg_graph *g, int64_t *ncalls);
+pg_status pg_graph_free(pg_graph *g);
+
 /* ---------------------------------------------------------------- elements */
 
 /* One element in host memory (a pg_array_read or pg_array_write buffer, a host view) to and from

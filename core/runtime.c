@@ -113,6 +113,7 @@ static pg_status abandon(pg__runtime *rt, pg_status why) {
         pg__handle_release(rt->arrays[i]->handle);
     for (int i = 0; i < rt->nkernels; i++)
         pg__handle_release(rt->kernels[i]->handle);
+    pg__graph_forget_handles(rt);
     pthread_mutex_unlock(&rt->mu);
     return pg__error(why,
                      "pg_runtime_free: closed with work still running (%s%s); its devices and "
@@ -160,6 +161,7 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
         rt->narrays--;
         pg__array_unref(a);
     }
+    pg__graph_free_all(rt); /* their recorded calls hold the arrays and kernels */
     while (rt->nkernels) {
         pg__kernel *k = rt->kernels[--rt->nkernels];
         pg__handle_release(k->handle);
@@ -184,8 +186,13 @@ static pg_status sync_for(pg_runtime *h, uint64_t timeout_ns, const char *fn) {
     pg__runtime *rt = pg__enter_runtime(h, fn);
     if (!rt)
         return PG_ERROR_STATE;
+    pg_status st = pg__graph_refuse(rt, fn, NULL);
+    if (st) {
+        pg__leave(rt);
+        return st;
+    }
     uint64_t outer = pg__wait_deadline_push(timeout_ns);
-    pg_status st = pg__exec_sync(rt);
+    st = pg__exec_sync(rt);
     pg__wait_deadline_pop(outer);
     if (!st)
         st = pg__comp_failures_take(rt); /* a fault since the last sync, as CUDA reports one */

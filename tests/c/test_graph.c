@@ -1,0 +1,185 @@
+/* test_graph.c: recordings (pg_graph_*): a recorded block runs nothing until replayed, each
+ * replay equals issuing the calls eagerly then (values, dependencies on work before and after,
+ * the DAG), and every misuse the header names is refused with a message that names it. */
+#include "kernels_common.h"
+
+#include <pthread.h>
+
+enum { N = 1000 };
+
+static int64_t kernel_vertices(pg_runtime *rt) {
+    pg_dag *d = NULL;
+    REQUIRE_OK(pg_dag_snapshot(rt, &d));
+    size_t count = 0;
+    REQUIRE_OK(pg_dag_vertex_count(d, &count));
+    int64_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        pg_dag_vertex_info v;
+        REQUIRE_OK(pg_dag_vertex(d, i, &v));
+        n += v.kind == PG_DAG_KERNEL;
+    }
+    pg_dag_free(d);
+    return n;
+}
+
+static unsigned long long id_of(pg_array *a) {
+    pg_array_desc d;
+    REQUIRE_OK(pg_array_describe(a, &d));
+    return (unsigned long long)d.id;
+}
+
+static void fill_host(pg_array *a, float v) {
+    static float buf[N];
+    for (int i = 0; i < N; i++)
+        buf[i] = v + (float)i;
+    REQUIRE_OK(pg_array_write(a, 0, N, buf));
+}
+
+static float at(pg_array *a, int i) {
+    float v = -1;
+    CHECK_OK(pg_array_read(a, (uint64_t)i, 1, &v));
+    return v;
+}
+
+/* y = x + 1; z = y + y; y *= 3: three recorded calls, replayed with x changed in between. */
+static void replay_equals_eager(const char *devices, const char *policy) {
+    pg_runtime *rt = test_runtime(devices, policy, NULL);
+    pg_kernel *add1 = test_kernel(rt, "add1", NULL), *sum2 = test_kernel(rt, "sum2", NULL);
+    pg_kernel *scale = test_kernel(rt, "scale", NULL);
+    pg_array *x = test_array(rt, N), *y = test_array(rt, N), *z = test_array(rt, N);
+    fill_host(x, 1);
+    fill_host(y, 100);
+    pg_arg a1[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(N)};
+    pg_arg a2[] = {pg_arg_array(z), pg_arg_array(y), pg_arg_array(y), pg_arg_int(N)};
+    pg_arg a3[] = {pg_arg_array(y), pg_arg_float(3), pg_arg_int(N)};
+    int64_t before = kernel_vertices(rt);
+    REQUIRE_OK(pg_graph_begin(rt));
+    CHECK_OK(pg_kernel_launch(add1, dim1(4), dim1(256), 0, a1, 3));
+    CHECK_OK(pg_kernel_launch(sum2, dim1(4), dim1(256), 0, a2, 4));
+    CHECK_OK(pg_kernel_launch(scale, dim1(4), dim1(256), 0, a3, 3));
+    /* A bad call is refused at recording, and not recorded. */
+    CHECK_MSG(pg_kernel_launch(add1, dim1(4), dim1(256), 0, a1, 2), PG_ERROR_ARGUMENT,
+              "takes 3 arguments");
+    pg_graph *g = NULL;
+    REQUIRE_OK(pg_graph_end(rt, &g));
+    int64_t calls = -1;
+    CHECK_OK(pg_graph_calls(g, &calls));
+    CHECK(calls == 3);
+    /* Nothing ran: y still holds what the host wrote, and the DAG shows no kernel. */
+    CHECK(at(y, 5) == 105.0f);
+    CHECK(kernel_vertices(rt) == before);
+    for (int r = 0; r < 3; r++) {
+        fill_host(x, (float)(10 * r)); /* work before the replay: it must see this x */
+        CHECK_OK(pg_graph_launch(g));
+        /* y = x + 1, z = 2 y, then y = 3 y */
+        float want_y = 3 * ((float)(10 * r) + 7 + 1), want_z = 2 * ((float)(10 * r) + 7 + 1);
+        CHECK(at(y, 7) == want_y); /* work after the replay waits for it */
+        CHECK(at(z, 7) == want_z);
+    }
+    CHECK(kernel_vertices(rt) == before + 9); /* one vertex per replayed call */
+    CHECK_OK(pg_graph_free(g));
+    CHECK_STATUS(pg_graph_launch(g), PG_ERROR_STATE); /* freed */
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+typedef struct other_thread {
+    pg_kernel *k;
+    pg_arg *args;
+    pg_status st;
+    char msg[512];
+} other_thread;
+
+static void *launch_elsewhere(void *p) {
+    other_thread *o = p;
+    o->st = pg_kernel_launch(o->k, dim1(4), dim1(256), 0, o->args, 3);
+    snprintf(o->msg, sizeof o->msg, "%s", pg_last_error());
+    return NULL;
+}
+
+static void misuse(void) {
+    pg_runtime *rt = test_runtime("host:2", NULL, NULL),
+               *other = test_runtime("host:1", NULL, NULL);
+    pg_kernel *add1 = test_kernel(rt, "add1", NULL);
+    pg_array *x = test_array(rt, N), *y = test_array(rt, N), *free_me = test_array(rt, N);
+    pg_array *unused = test_array(rt, N), *o = test_array(other, N);
+    pg_arg args[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(N)};
+    pg_arg args2[] = {pg_arg_array(free_me), pg_arg_array(x), pg_arg_int(N)};
+    pg_graph *g = NULL;
+    CHECK_MSG(pg_graph_end(rt, &g), PG_ERROR_STATE, "not recording");
+    REQUIRE_OK(pg_graph_begin(rt));
+    CHECK_MSG(pg_graph_begin(rt), PG_ERROR_STATE, "do not nest");
+    CHECK_OK(pg_kernel_launch(add1, dim1(4), dim1(256), 0, args, 3));
+    CHECK_OK(pg_kernel_launch(add1, dim1(4), dim1(256), 0, args2, 3));
+    float v;
+    void *p;
+    char want[64];
+    snprintf(want, sizeof want, "array %llu", id_of(y));
+    CHECK_MSG(pg_array_read(y, 0, 1, &v), PG_ERROR_STATE, want);
+    CHECK_MSG(pg_array_write(y, 0, 1, &v), PG_ERROR_STATE, "records a graph");
+    CHECK_MSG(pg_array_map(x, PG_ACCESS_IN, &p), PG_ERROR_STATE, "records a graph");
+    CHECK_MSG(pg_array_prefetch(x, PG_HOST), PG_ERROR_STATE, "records a graph");
+    CHECK_MSG(pg_runtime_sync(rt), PG_ERROR_STATE, "pg_runtime_sync");
+    unsigned long long free_id = id_of(free_me);
+    snprintf(want, sizeof want, "array %llu is used by the graph", free_id);
+    CHECK_MSG(pg_array_free(free_me), PG_ERROR_STATE, want);
+    CHECK_OK(pg_array_free(unused)); /* not recorded: free to go */
+    /* Any call on another runtime inside the recording. */
+    CHECK_MSG(pg_array_read(o, 0, 1, &v), PG_ERROR_STATE, "another runtime");
+    CHECK_MSG(pg_runtime_sync(other), PG_ERROR_STATE, "another runtime");
+    /* Another thread's launch while the runtime records. */
+    other_thread t = {add1, args, PG_OK, ""};
+    pthread_t th;
+    pthread_create(&th, NULL, launch_elsewhere, &t);
+    pthread_join(th, NULL);
+    CHECK(t.st == PG_ERROR_STATE && strstr(t.msg, "another thread"));
+    REQUIRE_OK(pg_graph_end(rt, &g));
+    /* The recording is over: everything works again, on both runtimes. */
+    CHECK_OK(pg_array_read(o, 0, 1, &v));
+    CHECK_OK(pg_runtime_sync(rt));
+    int64_t calls = 0;
+    CHECK_OK(pg_graph_calls(g, &calls));
+    CHECK(calls == 2);
+    CHECK_OK(pg_graph_launch(g));
+    CHECK(at(y, 3) == 1.0f); /* x was never written: zeros, plus one */
+    /* A replay after a recorded array was freed fails, naming it, and issues nothing. */
+    int64_t before = kernel_vertices(rt);
+    CHECK_OK(pg_array_free(free_me));
+    snprintf(want, sizeof want, "array %llu, used by recorded call 2", free_id);
+    CHECK_MSG(pg_graph_launch(g), PG_ERROR_STATE, want);
+    CHECK(kernel_vertices(rt) == before);
+    /* Recording, then closing the runtime with the recording and a graph alive. */
+    REQUIRE_OK(pg_graph_begin(rt));
+    CHECK_OK(pg_kernel_launch(add1, dim1(4), dim1(256), 0, args, 3));
+    CHECK_MSG(pg_graph_launch(g), PG_ERROR_STATE, "recording");
+    CHECK_OK(pg_runtime_free(rt));
+    CHECK_STATUS(pg_graph_launch(g), PG_ERROR_STATE);
+    CHECK_STATUS(pg_graph_free(g), PG_ERROR_STATE);
+    /* The thread's recording ended with its runtime: the other runtime works. */
+    CHECK_OK(pg_array_read(o, 0, 1, &v));
+    CHECK_OK(pg_runtime_free(other));
+}
+
+/* An empty recording replays as nothing. */
+static void empty(void) {
+    pg_runtime *rt = test_runtime("host:1", NULL, NULL);
+    pg_graph *g = NULL;
+    REQUIRE_OK(pg_graph_begin(rt));
+    REQUIRE_OK(pg_graph_end(rt, &g));
+    int64_t calls = -1;
+    CHECK_OK(pg_graph_calls(g, &calls));
+    CHECK(calls == 0);
+    CHECK_OK(pg_graph_launch(g));
+    CHECK_OK(pg_graph_free(g));
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+int main(void) {
+    const char *policies[] = {"round-robin", "stream-aware", "min-transfer-size",
+                              "minmax-transfer-time", "min-transfer-time"};
+    for (int p = 0; p < 5; p++)
+        replay_equals_eager("host:4", policies[p]);
+    replay_equals_eager("host:1", NULL);
+    misuse();
+    empty();
+    CHECK_DONE();
+}
