@@ -4,7 +4,11 @@
  * reads must be equal to the bit. Seeded: a failure prints the seed and the program.
  * PG_DIFF_PROGRAMS sets the number of programs (default 500), PG_DIFF_SEED the first seed; the
  * last line counts mismatches and the programs that had one (tests/soak/soak.sh reads it);
- * PG_DIFF_MEMORY_LIMIT runs the asynchronous side under that device_memory_limit. */
+ * PG_DIFF_MEMORY_LIMIT runs the asynchronous side under that device_memory_limit.
+ * Each maximal block of consecutive launches runs `reps` times (1-3, from the seed): eagerly on
+ * the serial side and in half of the configurations (each device, stream and parent-stream
+ * policy among them), and
+ * recorded once as a graph (pg_graph_*) and replayed `reps` times in the other half. */
 #include "differential.h"
 
 #include <stdio.h>
@@ -24,7 +28,7 @@ typedef struct op {
 
 typedef struct program {
     unsigned seed;
-    int narrays, nops;
+    int narrays, nops, reps;
     op ops[MAX_OPS];
 } program;
 
@@ -33,6 +37,7 @@ static void generate(unsigned seed, program *p) {
     p->seed = seed;
     p->narrays = 2 + (int)(diff_rnd(&s) % (MAX_ARRAYS - 1));
     p->nops = 5 + (int)(diff_rnd(&s) % (MAX_OPS - 5));
+    p->reps = 1 + (int)(diff_rnd(&s) % 3);
     for (int i = 0; i < p->nops; i++) {
         op *o = &p->ops[i];
         unsigned r = diff_rnd(&s) % 100;
@@ -56,7 +61,8 @@ static void generate(unsigned seed, program *p) {
 }
 
 static void print_program(const program *p) {
-    fprintf(stderr, "program seed %u: %d arrays\n", p->seed, p->narrays);
+    fprintf(stderr, "program seed %u: %d arrays, launch blocks run %d times\n", p->seed, p->narrays,
+            p->reps);
     static const char *kinds[] = {"launch", "read", "write", "free", "map-read", "map-write"};
     for (int i = 0; i < p->nops; i++) {
         const op *o = &p->ops[i];
@@ -74,6 +80,34 @@ static void print_program(const program *p) {
 }
 
 static char run_error[2048]; /* the message of run's failing call */
+static int replay_mode;      /* launch blocks recorded once and replayed */
+
+/* Ops [i, end) are launches: run them p->reps times, eagerly or as replays of one recording. */
+static pg_status run_block(diff_env *e, const program *p, pg_array **arr, int i, int end) {
+    pg_status st = PG_OK;
+    if (!replay_mode) {
+        for (int r = 0; r < p->reps && !st; r++)
+            for (int j = i; j < end && !st; j++)
+                st = diff_launch(e, p->ops[j].kernel, arr, p->ops[j].arr, p->ops[j].value);
+        return st;
+    }
+    pg_graph *g = NULL;
+    if ((st = pg_graph_begin(e->rt)))
+        return st;
+    for (int j = i; j < end && !st; j++)
+        st = diff_launch(e, p->ops[j].kernel, arr, p->ops[j].arr, p->ops[j].value);
+    pg_status end_st = pg_graph_end(e->rt, &g);
+    if (!st)
+        st = end_st;
+    for (int r = 0; r < p->reps && !st; r++)
+        st = pg_graph_launch(g);
+    if (g) {
+        pg_status f = pg_graph_free(g);
+        if (!st)
+            st = f;
+    }
+    return st;
+}
 
 static pg_status run(diff_env *e, const program *p, uint64_t *digest) {
     pg_array *arr[MAX_ARRAYS];
@@ -88,9 +122,14 @@ static pg_status run(diff_env *e, const program *p, uint64_t *digest) {
         const op *o = &p->ops[i];
         pg_array *a = arr[o->arr[0]];
         switch (o->kind) {
-        case OP_LAUNCH:
-            st = diff_launch(e, o->kernel, arr, o->arr, o->value);
+        case OP_LAUNCH: {
+            int end = i;
+            while (end < p->nops && p->ops[end].kind == OP_LAUNCH)
+                end++;
+            st = run_block(e, p, arr, i, end);
+            i = end - 1;
             break;
+        }
         case OP_READ:
             st = pg_array_read(a, (uint64_t)o->first, (uint64_t)o->count, buf);
             h = diff_mix_in(h, buf, (size_t)o->count * 4);
@@ -166,15 +205,16 @@ int main(void) {
     for (int c = 0; c < DIFF_CONFIGS; c++) {
         diff_env e;
         diff_open_config(&e, async_devices, c);
+        replay_mode = (c % 4 + c / 4) % 2; /* every device and parent-stream policy */
         configs++;
         for (int i = 0; i < nprog; i++) {
             uint64_t got;
             pg_status st = run(&e, &progs[i], &got);
             if (st || got != expect[i]) {
                 if (mismatches++ < 3) {
-                    fprintf(stderr, "MISMATCH under %s / %s / %s: %s\n", DIFF_POLICIES[c / 8],
+                    fprintf(stderr, "MISMATCH under %s / %s / %s%s: %s\n", DIFF_POLICIES[c / 8],
                             DIFF_STREAMS[c / 4 % 2], DIFF_PARENTS[c % 4],
-                            st ? run_error : "different values");
+                            replay_mode ? " (replayed)" : "", st ? run_error : "different values");
                     print_program(&progs[i]);
                 }
                 failed += !bad[i];
