@@ -42,7 +42,8 @@ class Runtime(_polygpu.Runtime):
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:
     leaving the ``with`` block waits for all work and frees it (:meth:`close`).
 
-    Methods: :meth:`array`, :meth:`asarray`, :meth:`kernel`, :meth:`sync`, :meth:`stats`,
+    Methods: :meth:`array`, :meth:`asarray`, :meth:`kernel`, :meth:`record` (kernel calls
+    recorded once and replayed: :class:`polygpu.Graph`), :meth:`sync`, :meth:`stats`,
     :meth:`dag`, :meth:`export_dag`, :meth:`write_trace`, :meth:`close`; attribute
     :attr:`devices`.
     """

@@ -103,6 +103,7 @@ PyMODINIT_FUNC PyInit__polygpu(void) {
         add_type(m, &pgpy_array_type, "DeviceArray") < 0 ||
         add_type(m, &pgpy_kernel_type, "Kernel") < 0 ||
         add_type(m, &pgpy_launch_type, "Launch") < 0 ||
+        add_type(m, &pgpy_graph_type, "Graph") < 0 ||
         add_type(m, &pgpy_hostview_type, "HostView") < 0 ||
         PyModule_AddIntConstant(m, "DAG_DOT", PG_DAG_DOT) < 0 ||
         PyModule_AddIntConstant(m, "DAG_JSON", PG_DAG_JSON) < 0 ||

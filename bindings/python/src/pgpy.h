@@ -54,6 +54,9 @@ extern PyTypeObject pgpy_runtime_type;
 extern PyTypeObject pgpy_array_type;
 extern PyTypeObject pgpy_kernel_type;
 extern PyTypeObject pgpy_launch_type;
+extern PyTypeObject pgpy_graph_type;
+/* graph.c: Runtime.record() */
+PyObject *pgpy_runtime_record(PyObject *self, PyObject *unused);
 
 /* Exceptions, indexed by pg_status (PG_OK's slot holds the base class). */
 extern PyObject *pgpy_errors[PG_ERROR_INTERRUPTED + 1];

@@ -481,6 +481,10 @@ static PyMethodDef runtime_methods[] = {
     {"write_trace", runtime_write_trace, METH_O,
      "write_trace(path)\n--\n\nWrite a Chrome-trace JSON timeline (open it in Perfetto): one "
      "track per device\nstream."},
+    {"record", pgpy_runtime_record, METH_NOARGS,
+     "record() -> Graph: 'with rt.record() as g:' records the block's kernel calls (nothing "
+     "runs); g() replays them, each replay equal to making the same calls then. See "
+     "polygpu.Graph."},
     {"_dag", runtime_dag, METH_NOARGS, "The DAG as a dict (see polygpu.Runtime.dag)."},
     {"_dag_string", runtime_dag_string, METH_O, "The DAG as text (0: DOT, 1: JSON)."},
     {"_export_dag", runtime_dag_file, METH_VARARGS,
