@@ -66,6 +66,9 @@ void lpg_interrupt_install(void);
 void lpg_runtime_register(lua_State *L);
 void lpg_array_register(lua_State *L);
 void lpg_kernel_register(lua_State *L);
+void lpg_graph_register(lua_State *L);
+/* rt:record(fn): fn's kernel calls recorded once, returned as a callable graph (lpg_graph.c). */
+int lpg_runtime_record(lua_State *L);
 
 /* Runtime methods that make new handles (also used by the module-level functions). */
 int lpg_runtime_new(lua_State *L);

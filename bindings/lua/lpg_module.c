@@ -52,6 +52,7 @@ int luaopen_polygpu(lua_State *L) {
     lpg_runtime_register(L);
     lpg_array_register(L);
     lpg_kernel_register(L);
+    lpg_graph_register(L);
     lua_newtable(L);
     for (const luaL_Reg *m = lpg_runtime_methods(); m->name; m++) {
         if (!strcmp(m->name, "close"))
