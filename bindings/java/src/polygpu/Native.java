@@ -109,6 +109,16 @@ final class Native {
 
     static native void kernelFree(long k);
 
+    static native void graphBegin(long rt);
+
+    static native long graphEnd(long rt);
+
+    static native void graphLaunch(long g);
+
+    static native long graphCalls(long g);
+
+    static native void graphFree(long g);
+
     static native void kernelLaunch(long k, int gx, int gy, int gz, int bx, int by, int bz,
             long sharedMem, int[] kinds, long[] values);
 }

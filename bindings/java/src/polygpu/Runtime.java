@@ -428,6 +428,47 @@ public final class Runtime implements AutoCloseable {
     }
 
     /**
+     * Records the kernel launches {@code block} makes on this runtime (nothing runs) as a
+     * {@link Graph} to replay with {@link Graph#launch()}.
+     *
+     * @param block the launches to record; an exception it throws ends the recording, drops it
+     *              and is thrown on
+     * @return the recorded graph
+     * @throws StateException if this runtime is already recording
+     */
+    public Graph record(Runnable block) {
+        if (block == null)
+            throw new ArgumentException("record: the block must not be null");
+        long h = enter();
+        try {
+            Native.graphBegin(h);
+        } finally {
+            exit();
+        }
+        long g;
+        try {
+            block.run();
+        } catch (RuntimeException | Error e) {
+            h = enter();
+            try {
+                Native.graphFree(Native.graphEnd(h));
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            } finally {
+                exit();
+            }
+            throw e;
+        }
+        h = enter();
+        try {
+            g = Native.graphEnd(h);
+        } finally {
+            exit();
+        }
+        return new Graph(this, g);
+    }
+
+    /**
      * A kernel from CUDA source with an explicit signature.
      *
      * @param source CUDA C++ source
