@@ -6,6 +6,7 @@ runs; a run is the reset plus the size's iterations plus the host read of x. A s
 order n, iterations): 25 iterations up to `large`, the paper's 50 at its sizes."""
 
 import math
+import os
 
 import numpy as np
 
@@ -18,6 +19,8 @@ SIZES = {"tiny": (256, 25), "small": (4096, 25), "medium": (16384, 25), "large":
          # the GrCUDA paper's range: order 20k to 60k, 50 iterations
          "paper-min": (20000, 50), "paper-mid": (40000, 50), "paper-max": (60000, 50)}
 PARTITIONS = 16
+#: the iteration is recorded once (Runtime.record) and replayed; PGB_CG_RECORD=0: issued eagerly
+RECORD = os.environ.get("PGB_CG_RECORD", "1") != "0"
 SAMPLE_LIMIT = 1 << 20  # x is checked whole
 CHECK_ROWS = 1024  # rows of the residual b - A x checked
 
@@ -69,24 +72,38 @@ class Polygpu(Workload):
         self.x, self.r, self.p, self.y = (rt.array("float32", n) for _ in range(4))
         self.scalars = rt.array("float32", 4)  # rr, p.Ap, rr_new
         self.yp = [rt.array("float32", r) for _, r in self.parts]
+        self.graph = None
+        if RECORD:
+            with rt.record() as g:
+                self.iteration()
+            self.graph = g
 
     def run(self):
         ks, n = self.ks, self.n
         g1, gr = grid_1d(n), grid_reduce(n)
         ks.cg_reset(g1, BLOCK)(self.x, self.r, self.p, self.scalars, self.b, n)
         ks.cg_dot(gr, BLOCK)(self.scalars, self.r, self.r, n, 0)
-        geo = [matvec_geometry(r, n) for _, r in self.parts]
         for _ in range(self.iterations):
-            for (_, r), a, yp, (grid, chunk) in zip(self.parts, self.a, self.yp, geo):
-                ks.linalg_zero(grid_1d(r), BLOCK)(yp, r)
-                ks.linalg_matvec(grid, BLOCK)(yp, a, self.p, r, n, chunk)
-            for (row0, r), yp in zip(self.parts, self.yp):
-                ks.cg_gather(grid_1d(r), BLOCK)(self.y, yp, row0, r)
-            ks.cg_dot(gr, BLOCK)(self.scalars, self.p, self.y, n, 1)
-            ks.cg_update_xr(gr, BLOCK)(self.x, self.r, self.scalars, self.p, self.y, n)
-            ks.cg_update_p(g1, BLOCK)(self.p, self.r, self.scalars, n)
-            ks.cg_rotate(1, 32)(self.scalars)
+            if self.graph:
+                self.graph()
+            else:
+                self.iteration()
         self.fetch([self.x])
+
+    def iteration(self):
+        """One CG iteration's calls (recorded once when RECORD)."""
+        ks, n = self.ks, self.n
+        g1, gr = grid_1d(n), grid_reduce(n)
+        for (_, r), a, yp in zip(self.parts, self.a, self.yp):
+            grid, chunk = matvec_geometry(r, n)
+            ks.linalg_zero(grid_1d(r), BLOCK)(yp, r)
+            ks.linalg_matvec(grid, BLOCK)(yp, a, self.p, r, n, chunk)
+        for (row0, r), yp in zip(self.parts, self.yp):
+            ks.cg_gather(grid_1d(r), BLOCK)(self.y, yp, row0, r)
+        ks.cg_dot(gr, BLOCK)(self.scalars, self.p, self.y, n, 1)
+        ks.cg_update_xr(gr, BLOCK)(self.x, self.r, self.scalars, self.p, self.y, n)
+        ks.cg_update_p(g1, BLOCK)(self.p, self.r, self.scalars, n)
+        ks.cg_rotate(1, 32)(self.scalars)
 
     def sample(self):
         return np.asarray(self.x).copy()
