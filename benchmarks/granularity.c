@@ -114,6 +114,12 @@ int main(int argc, char **argv) {
         double t = run(0, 1, 1, probe);
         per_us = (double)probe / (t * 1e6);
     }
+    /* The devices as a CSV field: "cuda:0,1" is written "cuda:0+1". */
+    char label[64];
+    snprintf(label, sizeof label, "%s", devices);
+    for (char *c = label; *c; c++)
+        if (*c == ',')
+            *c = '+';
     printf("runtime,issue,pattern,devices,duration_us,tasks,seconds,efficiency,us_per_task\n");
     const char *issue[] = {"eager", "replay"};
     for (int r = 0; r < 2; r++)

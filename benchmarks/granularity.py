@@ -90,7 +90,8 @@ def main():
                 eff = tasks / w * dur * 1e-6 / t
                 effs.append(eff)
                 print("polygpu-python,%s,%s,%s,%g,%d,%.6f,%.4f,%.3f" % (
-                    issue, pattern, devices, dur, tasks, t, eff, t / tasks * 1e6), flush=True)
+                    issue, pattern, devices.replace(",", "+"), dur, tasks, t, eff, t / tasks * 1e6),
+                    flush=True)
             m = metg(effs)
             print("# METG(50%%) polygpu-python %s %s on %s: %s" % (
                 issue, pattern, devices, "%.2f us" % m if m else "> %g us" % DURATIONS_US[-1]))
