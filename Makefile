@@ -15,8 +15,13 @@ build: deps
 	@cmake -S . -B build $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build -j$(JOBS)
 
-# The main example: on GPUs when there are any, else on four CPU devices.
-demo: build
+# The main example: on GPUs when there are any, else on four CPU devices. The build's output
+# goes to build/demo-build.log and is shown only when the build fails, so the first screen is
+# the example's.
+demo: deps
+	@mkdir -p build
+	@{ cmake -S . -B build $(CMAKE_FLAGS) && cmake --build build -j$(JOBS); } > build/demo-build.log 2>&1 \
+	  || { tail -n 60 build/demo-build.log; echo "make demo: the build failed (all of it: build/demo-build.log)"; exit 1; }
 	@PYTHONPATH=$(CURDIR)/build/bindings/python PG_DEMO_DOT=$(CURDIR)/build/dag.dot $(PYTHON) examples/python/quickstart.py
 
 # Every suite: C (plain, then under ASan+UBSan and TSan), Python, Lua, Java.

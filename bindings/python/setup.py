@@ -1,6 +1,8 @@
-"""Build and install the polygpu Python package with pip, without CMake or a network:
+"""Build and install the polygpu Python package with pip, without CMake:
 
-    cd bindings/python && python3 -m pip install --no-build-isolation .
+    python3 -m pip install ./bindings/python        (from the top of a checkout; pip fetches
+                                                    setuptools and wheel into its build
+                                                    environment, a C compiler builds the rest)
 
 The extension is compiled together with the C sources of the library (the same files the
 CMake target `polygpu` builds), so the installed package needs no libpolygpu.so. It needs a C
@@ -16,7 +18,10 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-LIBRARY_DIRS = ["core", "dag", "policies", "devices", "devices/host", "devices/cuda", "nvrtc"]
+# The library's folders, as the top-level CMakeLists.txt globs them (tests/readme's pip test
+# installs into a fresh virtual environment and imports, so a missing folder fails there).
+LIBRARY_DIRS = ["base", "core", "dag", "policies", "devices", "devices/host", "devices/cuda",
+                "nvrtc"]
 
 
 def sources():
@@ -24,7 +29,7 @@ def sources():
     library = [f for d in LIBRARY_DIRS for f in sorted(glob.glob(os.path.join(ROOT, d, "*.c")))]
     if not os.path.exists(os.path.join(ROOT, "core", "polygpu.h")) or not library:
         raise SystemExit("setup.py: the polygpu C sources were not found under %s; build from "
-                         "a checkout (pip install --no-build-isolation . in bindings/python)"
+                         "a checkout (pip install ./bindings/python at its top)"
                          % ROOT)
     return library + sorted(glob.glob(os.path.join(HERE, "src", "*.c")))
 
@@ -62,4 +67,8 @@ setup(
     python_requires=">=3.9",
     extras_require={"numpy": ["numpy"], "test": ["numpy", "pytest"]},
     zip_safe=False,
+    # pip builds in the source folder: objects left in bindings/python/build by an earlier
+    # version would be linked again (setuptools compares times, not the list of sources), so
+    # every build compiles afresh.
+    options={"build_ext": {"force": True}},
 )

@@ -1,6 +1,9 @@
 // Quickstart.java: two independent launches and one that depends on both, on every device.
 //
-//   java -Djava.library.path=build/bindings/java -cp build/bindings/java/polygpu.jar:. Quickstart
+//   java -cp build/bindings/java/polygpu-bundle.jar examples/java/Quickstart.java
+//     (Java 17 runs one source file directly; the build also makes it as a class in
+//     build/bindings/java/polygpu-quickstart.jar:
+//      java -cp build/bindings/java/polygpu-bundle.jar:build/bindings/java/polygpu-quickstart.jar Quickstart)
 //
 // Devices come from PG_DEVICES ("cuda", "host:4", ...; default: GPUs, else one CPU device).
 import java.util.Arrays;
