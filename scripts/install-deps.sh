@@ -10,6 +10,11 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 for p in build-essential cmake g++ pkg-config lua5.4 liblua5.4-dev default-jdk-headless junit5; do
   have_pkg "$p" || need_apt+=("$p")
 done
+# StarPU, only for the CPU-device benchmark against it (benchmarks/starpu_compare.c); `make
+# test` does not need it: PG_INSTALL_STARPU=1 scripts/install-deps.sh.
+if [ "${PG_INSTALL_STARPU:-0}" = 1 ]; then
+  have_pkg libstarpu-dev || need_apt+=(libstarpu-dev)
+fi
 command -v "$PYTHON" >/dev/null 2>&1 || need_apt+=(python3 python3-dev)
 # The Python headers for the interpreter the build targets.
 if command -v "$PYTHON" >/dev/null 2>&1; then

@@ -36,7 +36,8 @@ struct pg__backend {
     uint64_t epoch_ns;
     int check_bounds; /* device buffers between guard pages (check=bounds) */
     pg__host_dev devs[PG_MAX_DEVICES];
-    pthread_mutex_t mu; /* guards the list of live streams */
+    pg__host_sched *scheds[PG_MAX_DEVICES]; /* devs[d].sched, in one array for cross wake-ups */
+    pthread_mutex_t mu;                     /* guards the list of live streams */
     pg__bstream **streams;
     int nstreams, cap;
 };
@@ -88,6 +89,8 @@ static void host_close(pg__backend *b) {
     /* Streams the core did not free: their work finishes first (the worker drains). */
     for (int i = 0; i < b->nstreams; i++)
         pg__host_stream_free(b->streams[i]);
+    for (int d = 0; d < PG_MAX_DEVICES; d++)
+        pg__host_sched_free(b->scheds[d]);
     for (int d = 0; d < PG_MAX_DEVICES; d++) {
         pg__host_pool_free(b->devs[d].pool);
         pthread_mutex_destroy(&b->devs[d].mu);
@@ -324,6 +327,13 @@ pg_status pg__host_backend_open(const char *spec, int enable_timing, int check_b
             return st;
         }
         b->ndev = d + 1;
+    }
+    for (int d = 0; d < n; d++) {
+        if ((st = pg__host_sched_new(b->scheds, n, &b->scheds[d]))) {
+            host_close(b);
+            return st;
+        }
+        b->devs[d].sched = b->scheds[d];
     }
     b->ndev = n;
     *ops = pg__host_inject_wrap(&host_ops);

@@ -1,4 +1,14 @@
-/* host_stream.c: CPU-device streams (a worker thread per FIFO) and events (completion counts). */
+/* host_stream.c: CPU-device streams and events. A stream is a FIFO of operations with no thread
+ * of its own: each device has a scheduler whose few worker threads take ready streams in turn
+ * and run their operations (issue "CPU devices at StarPU's pace": a thread per stream cost a
+ * wake-up and ~1.6 context switches per independent task). A worker that runs out of work spins
+ * briefly before it sleeps, so a submission to an idle stream usually finds an awake worker and
+ * wakes nobody. A stream whose next operation waits for another stream's event is set aside,
+ * not waited on, so a fixed set of workers cannot deadlock on cross-stream order. Kernels may
+ * block (a kernel spinning on a host flag, a fault handler): when every worker of a device has
+ * been busy for GROW_NS with ready work waiting, a waiting thread adds a worker, up to
+ * MAX_WORKERS; with short tasks a device never has more than its first worker. Events are
+ * completion counts. */
 #include "devices/host/host_stream.h"
 #include "base/alloc.h"
 #include "base/error.h"
@@ -48,18 +58,41 @@ typedef struct failure {
     char *msg;
 } failure;
 
+/* One per device: its workers and the streams with work. mu guards everything here and every
+ * stream's queue, state and failure list (one lock per device: a submission and the worker
+ * that takes it meet on it once). */
+enum { MAX_WORKERS = 32, SPIN_NS = 30000, GROW_NS = 2000000 };
+enum { IDLE, READY, RUNNING, BLOCKED }; /* a stream's state */
+
+struct pg__host_sched {
+    pthread_mutex_t mu;
+    pthread_cond_t wake;                  /* ready work, or stop */
+    pthread_cond_t done;                  /* some stream's `completed` moved */
+    pg__bstream *ready_head, *ready_tail; /* READY streams, oldest first */
+    pg__bstream *blocked;                 /* BLOCKED streams (their head waits on an event) */
+    atomic_int ready_hint;                /* ready_head != NULL, read by spinning workers */
+    int workers, sleeping, spinning, busy;
+    uint64_t busy_since; /* when the longest-running operation in progress began (0: none) */
+    int stop;
+    pthread_t threads[MAX_WORKERS];
+    atomic_uint_fast64_t threads_created; /* for tests and the benchmark */
+    struct pg__host_sched **all; /* every device's scheduler: a completion wakes blocked ones */
+    int nall;
+};
+
 struct pg__bstream {
     atomic_int refs; /* the owner, each event, each queued wait on this stream */
-    pthread_mutex_t mu;
-    pthread_cond_t work; /* an op was queued, or stop */
-    pthread_cond_t done; /* `completed` moved */
+    pg__host_sched *sched;
+    pthread_mutex_t *mu; /* &sched->mu */
+    int state;
+    uint64_t running_since;
+    pg__bstream *next_ready; /* in the ready or blocked list */
+    atomic_int awaited;      /* queued waits of other streams on this one */
     op *head, *tail;
     op *spare; /* finished ops of SPARE_SLOTS slots, reused: no malloc/free per launch */
     int nspare;
     uint64_t enqueued;              /* seq of the last op queued (mu) */
     atomic_uint_fast64_t completed; /* seq of the last op finished; stored under mu, release */
-    int stop;
-    pthread_t thread;
     pg__host_dev *devs;
     int dev;
     uint64_t epoch_ns;
@@ -103,9 +136,6 @@ static void stream_unref(pg__bstream *s) {
         pg__free(s->fails[i].msg);
     pg__free(s->fails);
     pg__free(s->event_spare);
-    pthread_cond_destroy(&s->done);
-    pthread_cond_destroy(&s->work);
-    pthread_mutex_destroy(&s->mu);
     pg__free(s);
 }
 
@@ -113,14 +143,26 @@ static int reached(pg__bstream *s, uint64_t seq) {
     return atomic_load_explicit(&s->completed, memory_order_acquire) >= seq;
 }
 
+static void grow_if_stuck(pg__host_sched *h);
+
 /* Block until s has finished op seq. */
 static void wait_seq(pg__bstream *s, uint64_t seq) {
     if (reached(s, seq))
         return;
-    pthread_mutex_lock(&s->mu);
-    while (!reached(s, seq))
-        pthread_cond_wait(&s->done, &s->mu);
-    pthread_mutex_unlock(&s->mu);
+    pg__host_sched *h = s->sched;
+    pthread_mutex_lock(&h->mu);
+    while (!reached(s, seq)) {
+        grow_if_stuck(h);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += GROW_NS;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&h->done, &h->mu, &ts);
+    }
+    pthread_mutex_unlock(&h->mu);
 }
 
 static int failed(pg__bstream *s, int dev) {
@@ -213,30 +255,130 @@ static void note_failure(pg__bstream *s, uint64_t seq, int dev, const char *msg)
     s->fails[s->nfails++] = (failure){seq, dev, pg__strdup(msg)};
 }
 
-static void *worker_main(void *arg) {
-    pg__bstream *s = arg;
-    pg__host_fault_thread_begin();
-    pthread_mutex_lock(&s->mu);
-    for (;;) {
-        while (!s->head && !s->stop)
-            pthread_cond_wait(&s->work, &s->mu);
+/* ---- the scheduler (h->mu held unless said otherwise) */
+
+static void push_ready(pg__host_sched *h, pg__bstream *s) {
+    s->state = READY;
+    s->next_ready = NULL;
+    if (h->ready_tail)
+        h->ready_tail->next_ready = s;
+    else
+        h->ready_head = s;
+    h->ready_tail = s;
+    atomic_store_explicit(&h->ready_hint, 1, memory_order_relaxed);
+}
+
+/* Blocked streams whose awaited event completed go back to the ready list. */
+static void unblock(pg__host_sched *h) {
+    pg__bstream **pp = &h->blocked;
+    while (*pp) {
+        pg__bstream *s = *pp;
         op *o = s->head;
-        if (!o)
-            break; /* stopped and drained */
+        if (o && o->kind == OP_WAIT && !reached(o->u.wait.s, o->u.wait.seq)) {
+            pp = &s->next_ready;
+            continue;
+        }
+        *pp = s->next_ready;
+        push_ready(h, s);
+    }
+}
+
+static pg__bstream *pop_ready(pg__host_sched *h) {
+    if (h->blocked)
+        unblock(h);
+    pg__bstream *s = h->ready_head;
+    if (s) {
+        h->ready_head = s->next_ready;
+        if (!h->ready_head) {
+            h->ready_tail = NULL;
+            atomic_store_explicit(&h->ready_hint, 0, memory_order_relaxed);
+        }
+        s->next_ready = NULL;
+    }
+    return s;
+}
+
+static int worker_start(pg__host_sched *h);
+
+/* Ready work waits while every worker has been busy for GROW_NS (a kernel that blocks, say):
+ * add a worker, so that other streams go on as they would on a GPU. */
+static void grow_if_stuck(pg__host_sched *h) {
+    if (!h->ready_head || h->sleeping || h->spinning || h->busy < h->workers || !h->busy_since ||
+        h->workers >= MAX_WORKERS || h->stop)
+        return;
+    if (pg__host_now_ns() - h->busy_since >= GROW_NS)
+        worker_start(h);
+}
+
+static void *worker_main(void *arg) {
+    pg__host_sched *h = arg;
+    pg__host_fault_thread_begin();
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        pg__bstream *s = pop_ready(h);
+        if (!s) {
+            if (h->stop && !h->blocked)
+                break;
+            /* Spin a little before sleeping: the next submission usually comes within a few
+             * microseconds and then costs no wake-up. */
+            h->spinning++;
+            pthread_mutex_unlock(&h->mu);
+            uint64_t until = pg__host_now_ns() + SPIN_NS;
+            while (!atomic_load_explicit(&h->ready_hint, memory_order_relaxed) &&
+                   pg__host_now_ns() < until)
+                ;
+            pthread_mutex_lock(&h->mu);
+            h->spinning--;
+            if (h->ready_head || h->stop)
+                continue;
+            h->sleeping++;
+            if (h->blocked) { /* an event of another device's stream may end the block */
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 200000;
+                if (ts.tv_nsec >= 1000000000) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000;
+                }
+                pthread_cond_timedwait(&h->wake, &h->mu, &ts);
+            } else {
+                pthread_cond_wait(&h->wake, &h->mu);
+            }
+            h->sleeping--;
+            continue;
+        }
+        op *o = s->head;
+        if (o->kind == OP_WAIT && !reached(o->u.wait.s, o->u.wait.seq)) {
+            s->state = BLOCKED; /* set aside: a worker never waits for another stream */
+            s->next_ready = h->blocked;
+            h->blocked = s;
+            continue;
+        }
         s->head = o->next;
         if (!s->head)
             s->tail = NULL;
-        pthread_mutex_unlock(&s->mu);
+        s->state = RUNNING;
+        uint64_t t0 = pg__host_now_ns();
+        if (!h->busy++)
+            h->busy_since = t0;
+        pthread_mutex_unlock(&h->mu);
         int fdev = -1;
         char msg[512];
         int st = run(s, o, &fdev, msg, sizeof msg);
-        if (o->kind == OP_WAIT)
+        int awaited = atomic_load_explicit(&s->awaited, memory_order_relaxed);
+        if (o->kind == OP_WAIT) {
+            atomic_fetch_sub_explicit(&o->u.wait.s->awaited, 1, memory_order_relaxed);
             stream_unref(o->u.wait.s);
-        pthread_mutex_lock(&s->mu);
+        }
+        pthread_mutex_lock(&h->mu);
+        if (!--h->busy)
+            h->busy_since = 0;
+        else if (h->busy_since == t0)
+            h->busy_since = pg__host_now_ns(); /* the others started later: a lower bound */
         if (st)
             note_failure(s, o->seq, fdev, msg);
         atomic_store_explicit(&s->completed, o->seq, memory_order_release);
-        pthread_cond_broadcast(&s->done);
+        pthread_cond_broadcast(&h->done);
         if (o->cap == SPARE_SLOTS && s->nspare < SPARE_MAX) {
             o->next = s->spare;
             s->spare = o;
@@ -244,29 +386,100 @@ static void *worker_main(void *arg) {
         } else {
             pg__free(o);
         }
+        if (s->head) {
+            push_ready(h, s); /* to the back, with its reference: streams take turns */
+        } else {
+            s->state = IDLE;
+            stream_unref(s); /* the reference the ready list held */
+        }
+        if (awaited) /* streams of other devices may wait for this one */
+            for (int i = 0; i < h->nall; i++)
+                if (h->all[i] && h->all[i] != h)
+                    pthread_cond_signal(&h->all[i]->wake);
+        if (h->blocked)
+            unblock(h);
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&h->mu);
     pg__host_fault_thread_end();
     return NULL;
+}
+
+static int worker_start(pg__host_sched *h) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* The worker runs kernel blocks too: a main thread's stack whatever RLIMIT_STACK says. */
+    pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+    int err = pthread_create(&h->threads[h->workers], &attr, worker_main, h);
+    pthread_attr_destroy(&attr);
+    if (!err) {
+        h->workers++;
+        atomic_fetch_add_explicit(&h->threads_created, 1, memory_order_relaxed);
+    }
+    return err;
+}
+
+pg_status pg__host_sched_new(pg__host_sched **all, int nall, pg__host_sched **out) {
+    pg__host_sched *h = pg__calloc(1, sizeof *h);
+    if (!h)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a CPU device scheduler");
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->wake, NULL);
+    pthread_cond_init(&h->done, NULL);
+    atomic_init(&h->ready_hint, 0);
+    atomic_init(&h->threads_created, 0);
+    h->all = all;
+    h->nall = nall;
+    pthread_mutex_lock(&h->mu);
+    int err = worker_start(h);
+    pthread_mutex_unlock(&h->mu);
+    if (err) {
+        pg__host_sched_free(h);
+        return pg__error(PG_ERROR_DEVICE,
+                         "could not start a CPU device worker thread (error %d): too many threads "
+                         "in this process",
+                         err);
+    }
+    *out = h;
+    return PG_OK;
+}
+
+void pg__host_sched_free(pg__host_sched *h) {
+    if (!h)
+        return;
+    pthread_mutex_lock(&h->mu);
+    h->stop = 1;
+    pthread_cond_broadcast(&h->wake);
+    int n = h->workers;
+    pthread_mutex_unlock(&h->mu);
+    for (int i = 0; i < n; i++)
+        pthread_join(h->threads[i], NULL);
+    pthread_cond_destroy(&h->done);
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->mu);
+    pg__free(h);
+}
+
+uint64_t pg__host_sched_threads(pg__host_sched *h) {
+    return h ? atomic_load_explicit(&h->threads_created, memory_order_relaxed) : 0;
 }
 
 /* A cleared op with room for nslots parameters, returned with s->mu held (NULL, unlocked, when
  * out of memory): fill it and pass it to enqueue. */
 static op *op_new(pg__bstream *s, op_kind kind, int nslots, pg__timing *t) {
     int cap = nslots <= SPARE_SLOTS ? SPARE_SLOTS : nslots;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     op *o = cap == SPARE_SLOTS ? s->spare : NULL;
     if (o) {
         s->spare = o->next;
         s->nspare--;
         memset(o, 0, sizeof *o);
     } else if (!(o = pg__calloc(1, sizeof *o + (size_t)cap * sizeof(uint64_t)))) {
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(s->mu);
         return NULL;
     }
     if (!s->event_spare && !(s->event_spare = pg__malloc(sizeof *s->event_spare))) {
         pg__free(o);
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(s->mu);
         return NULL;
     }
     o->kind = kind;
@@ -279,44 +492,41 @@ static pg_status no_memory(void) {
     return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a CPU device operation");
 }
 
-/* Queues o, made by op_new (s->mu held), and releases s->mu. */
+/* Queues o, made by op_new (s->mu held), and releases s->mu. An idle stream becomes ready; a
+ * worker is woken only when none is awake to find it. */
 static void enqueue(pg__bstream *s, op *o) {
+    pg__host_sched *h = s->sched;
     o->seq = ++s->enqueued;
     if (s->tail)
         s->tail->next = o;
     else
         s->head = o;
     s->tail = o;
-    pthread_cond_signal(&s->work);
-    pthread_mutex_unlock(&s->mu);
+    if (s->state == IDLE) {
+        stream_ref(s); /* held by the ready list and the running worker */
+        push_ready(h, s);
+        if (!h->spinning && h->sleeping)
+            pthread_cond_signal(&h->wake);
+    }
+    pthread_mutex_unlock(s->mu);
 }
 
 pg_status pg__host_stream_new(pg__host_dev *devs, int dev, uint64_t epoch_ns, pg__bstream **out) {
+    if (!devs[dev].sched)
+        return pg__error(PG_ERROR_INTERNAL, "CPU device %d has no scheduler", dev);
     pg__bstream *s = pg__calloc(1, sizeof *s);
     if (!s)
         return no_memory();
     atomic_init(&s->refs, 1);
     atomic_init(&s->completed, 0);
     atomic_init(&s->any_failed, 0);
+    atomic_init(&s->awaited, 0);
     s->devs = devs;
     s->dev = dev;
     s->epoch_ns = epoch_ns;
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->work, NULL);
-    pthread_cond_init(&s->done, NULL);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    /* The worker runs kernel blocks too: a main thread's stack whatever RLIMIT_STACK says. */
-    pthread_attr_setstacksize(&attr, (size_t)8 << 20);
-    int err = pthread_create(&s->thread, &attr, worker_main, s);
-    pthread_attr_destroy(&attr);
-    if (err) {
-        stream_unref(s);
-        return pg__error(PG_ERROR_DEVICE,
-                         "could not start a CPU device stream thread (error %d): too many "
-                         "streams or threads in this process",
-                         err);
-    }
+    s->sched = devs[dev].sched;
+    s->mu = &s->sched->mu;
+    s->state = IDLE;
     *out = s;
     return PG_OK;
 }
@@ -324,11 +534,11 @@ pg_status pg__host_stream_new(pg__host_dev *devs, int dev, uint64_t epoch_ns, pg
 void pg__host_stream_free(pg__bstream *s) {
     if (!s)
         return;
-    pthread_mutex_lock(&s->mu);
-    s->stop = 1;
-    pthread_cond_signal(&s->work);
-    pthread_mutex_unlock(&s->mu);
-    pthread_join(s->thread, NULL);
+    /* The queued work finishes first, as before, when the stream had its own thread. */
+    pthread_mutex_lock(s->mu);
+    uint64_t last = s->enqueued;
+    pthread_mutex_unlock(s->mu);
+    wait_seq(s, last);
     stream_unref(s);
 }
 
@@ -392,6 +602,7 @@ pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e) {
         stream_unref(e->s);
         return no_memory();
     }
+    atomic_fetch_add_explicit(&e->s->awaited, 1, memory_order_relaxed);
     o->u.wait.s = e->s;
     o->u.wait.seq = e->seq;
     enqueue(s, o);
@@ -399,11 +610,11 @@ pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e) {
 }
 
 pg_status pg__host_event_record(pg__bstream *s, pg__bevent **out) {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     pg__bevent *e = s->event_spare;
     s->event_spare = NULL;
     uint64_t seq = s->enqueued;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     if (!e && !(e = pg__malloc(sizeof *e))) /* no op queued since the last event */
         return no_memory();
     stream_ref(s);
@@ -424,7 +635,7 @@ int pg__host_event_failure(pg__bevent *e, int *dev, char *msg, size_t cap) {
     if (!atomic_load_explicit(&s->any_failed, memory_order_relaxed))
         return 0;
     int found = 0;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     for (int i = 0; i < s->nfails && !found; i++) {
         if (s->fails[i].seq == e->seq) {
             *dev = s->fails[i].dev;
@@ -437,7 +648,7 @@ int pg__host_event_failure(pg__bevent *e, int *dev, char *msg, size_t cap) {
         snprintf(msg, cap, "CPU device %d had failed (out of memory for the details)", s->dev);
         found = 1;
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return found;
 }
 
@@ -449,17 +660,26 @@ int pg__host_event_wait_for(pg__bevent *e, uint64_t timeout_ns) {
     pg__bstream *s = e->s;
     if (reached(s, e->seq))
         return 1;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t ns = (uint64_t)ts.tv_nsec + timeout_ns;
-    ts.tv_sec += (time_t)(ns / 1000000000u);
-    ts.tv_nsec = (long)(ns % 1000000000u);
-    pthread_mutex_lock(&s->mu);
-    int timed_out = 0;
-    while (!reached(s, e->seq) && !timed_out)
-        timed_out = pthread_cond_timedwait(&s->done, &s->mu, &ts) == ETIMEDOUT;
+    pg__host_sched *h = s->sched;
+    uint64_t end = pg__host_now_ns() + timeout_ns;
+    if (end < timeout_ns)
+        end = UINT64_MAX;
+    pthread_mutex_lock(&h->mu);
+    while (!reached(s, e->seq)) {
+        uint64_t now = pg__host_now_ns();
+        if (now >= end)
+            break;
+        grow_if_stuck(h);
+        uint64_t step = end - now < GROW_NS ? end - now : GROW_NS;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t ns = (uint64_t)ts.tv_nsec + step;
+        ts.tv_sec += (time_t)(ns / 1000000000u);
+        ts.tv_nsec = (long)(ns % 1000000000u);
+        pthread_cond_timedwait(&h->done, &h->mu, &ts);
+    }
     int done = reached(s, e->seq);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&h->mu);
     return done;
 }
 

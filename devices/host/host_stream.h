@@ -1,6 +1,7 @@
-/* host_stream.h: in-order streams of a CPU device (one worker thread draining a FIFO of
- * operations) and events (a stream plus the sequence number of its last operation when
- * recorded). Streams and events are reference-counted: either may be freed first. */
+/* host_stream.h: in-order streams of a CPU device (FIFOs of operations that the device's
+ * scheduler runs on a few worker threads) and events (a stream plus the sequence number of its
+ * last operation when recorded). Streams and events are reference-counted: either may be freed
+ * first. */
 #ifndef PG_HOST_STREAM_H
 #define PG_HOST_STREAM_H
 
@@ -13,17 +14,30 @@
 /* A CPU device as its streams see it. Once a kernel faults on it the device has failed, as a
  * GPU whose context died: work on it that has not started yet is not run, and copies to or from
  * it fail, each completing as failed (pg__host_event_failure). */
+/* A device's scheduler: its worker threads take the device's streams that have work in turn. */
+typedef struct pg__host_sched pg__host_sched;
+
 typedef struct pg__host_dev {
-    pg__host_pool *pool; /* NULL: the stream workers run every block */
+    pg__host_sched *sched; /* runs the device's streams (owned by the backend) */
+    pg__host_pool *pool;   /* NULL: the stream workers run every block */
     atomic_int failed;
     pthread_mutex_t mu; /* guards why */
     char why[400];      /* the fault that made it fail */
 } pg__host_dev;
 
-/* A stream of device devs[dev]; launches run on its pool. Times are CLOCK_MONOTONIC nanoseconds
- * minus epoch_ns. devs outlives the stream. */
+/* A scheduler with one worker thread (more only while every worker is busy for 2 ms with work
+ * waiting: a kernel that blocks). all[0..nall) are every device's schedulers (this one among
+ * them, filled in by the caller): a completion another device waits for wakes theirs. Free it
+ * after every stream of its device. */
+pg_status pg__host_sched_new(pg__host_sched **all, int nall, pg__host_sched **out);
+void pg__host_sched_free(pg__host_sched *h);
+/* Worker threads the scheduler has started so far. */
+uint64_t pg__host_sched_threads(pg__host_sched *h);
+
+/* A stream of device devs[dev] (devs[dev].sched set); launches run on its pool. Times are
+ * CLOCK_MONOTONIC nanoseconds minus epoch_ns. devs outlives the stream. */
 pg_status pg__host_stream_new(pg__host_dev *devs, int dev, uint64_t epoch_ns, pg__bstream **out);
-/* Let the queued work finish, stop the worker and drop the owner's reference. */
+/* Let the queued work finish and drop the owner's reference. */
 void pg__host_stream_free(pg__bstream *s);
 
 /* Enqueue operations; each copies what it needs, so the caller's arguments may change once the
