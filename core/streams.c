@@ -52,14 +52,17 @@ pg_status pg__stream_get_new(pg__runtime *rt, int dev, pg__stream **out) {
 /* How long a stream seen busy stays "busy" without asking again: policies ask about every
  * stream of every device at each launch, and each question to a GPU costs ~1.4 us (H100,
  * cuEventQuery), more than the rest of the submit path. A stream that finished within this
- * window counts as busy: a heuristic's input, never a correctness one. */
+ * window counts as busy: a heuristic's input, never a correctness one. On CPU devices the
+ * question is a load of a counter, cheaper than reading the clock: they are always asked (the
+ * window made finished streams look busy, so the stream policy opened new ones, up to 32 per
+ * device, and every launch then read the clock for each). */
 #define BUSY_PROBE_NS 100000u
 
 int pg__stream_busy(pg__runtime *rt, pg__stream *s) {
     if (!s->last)
         return 0;
-    if (pg__comp_known_done(s->last))
-        return !pg__comp_done(rt, s->last); /* finishes it without a query */
+    if (pg__comp_known_done(s->last) || rt->dev[s->device].info.kind == PG_DEVICE_CPU)
+        return !pg__comp_done(rt, s->last); /* finishes it without a query, or asks cheaply */
     uint64_t now = pg__now_ns();
     if (now - s->probed_ns < BUSY_PROBE_NS)
         return 1;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef enum op_kind { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_WAIT } op_kind;
 
@@ -300,6 +301,35 @@ static pg__bstream *pop_ready(pg__host_sched *h) {
 
 static int worker_start(pg__host_sched *h);
 
+/* Spinning workers of every CPU device of the process, and how many may spin at once. */
+static atomic_int spinners;
+static atomic_int spin_limit = -1;
+
+static int spin_slot_take(void) {
+    int limit = atomic_load_explicit(&spin_limit, memory_order_relaxed);
+    if (limit < 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        limit = cores > 1 ? (int)cores - 1 : 0;
+        atomic_store_explicit(&spin_limit, limit, memory_order_relaxed);
+    }
+    if (atomic_fetch_add_explicit(&spinners, 1, memory_order_relaxed) < limit)
+        return 1;
+    atomic_fetch_sub_explicit(&spinners, 1, memory_order_relaxed);
+    return 0;
+}
+
+static void spin_slot_give(void) {
+    atomic_fetch_sub_explicit(&spinners, 1, memory_order_relaxed);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /* Ready work waits while every worker has been busy for GROW_NS (a kernel that blocks, say):
  * add a worker, so that other streams go on as they would on a GPU. */
 static void grow_if_stuck(pg__host_sched *h) {
@@ -320,17 +350,24 @@ static void *worker_main(void *arg) {
             if (h->stop && !h->blocked)
                 break;
             /* Spin a little before sleeping: the next submission usually comes within a few
-             * microseconds and then costs no wake-up. */
-            h->spinning++;
-            pthread_mutex_unlock(&h->mu);
-            uint64_t until = pg__host_now_ns() + SPIN_NS;
-            while (!atomic_load_explicit(&h->ready_hint, memory_order_relaxed) &&
-                   pg__host_now_ns() < until)
-                ;
-            pthread_mutex_lock(&h->mu);
-            h->spinning--;
-            if (h->ready_head || h->stop)
-                continue;
+             * microseconds and then costs no wake-up. Spinners take cores, so all devices
+             * together spin on at most cores - 1 threads: the submitting thread keeps one. */
+            if (spin_slot_take()) {
+                h->spinning++;
+                pthread_mutex_unlock(&h->mu);
+                uint64_t until = pg__host_now_ns() + SPIN_NS;
+                for (unsigned i = 1; !atomic_load_explicit(&h->ready_hint, memory_order_relaxed);
+                     i++) {
+                    cpu_relax();
+                    if (!(i & 63) && pg__host_now_ns() >= until)
+                        break;
+                }
+                pthread_mutex_lock(&h->mu);
+                h->spinning--;
+                spin_slot_give();
+                if (h->ready_head || h->stop)
+                    continue;
+            }
             h->sleeping++;
             if (h->blocked) { /* an event of another device's stream may end the block */
                 struct timespec ts;
