@@ -62,7 +62,7 @@ typedef struct failure {
 /* One per device: its workers and the streams with work. mu guards everything here and every
  * stream's queue, state and failure list (one lock per device: a submission and the worker
  * that takes it meet on it once). */
-enum { MAX_WORKERS = 32, SPIN_NS = 30000, GROW_NS = 2000000 };
+enum { MAX_WORKERS = 32, SPIN_NS = 30000, GROW_NS = 20000000 };
 enum { IDLE, READY, RUNNING, BLOCKED }; /* a stream's state */
 
 struct pg__host_sched {

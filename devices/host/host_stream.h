@@ -25,7 +25,7 @@ typedef struct pg__host_dev {
     char why[400];      /* the fault that made it fail */
 } pg__host_dev;
 
-/* A scheduler with one worker thread (more only while every worker is busy for 2 ms with work
+/* A scheduler with one worker thread (more only while every worker is busy for 20 ms with work
  * waiting: a kernel that blocks). all[0..nall) are every device's schedulers (this one among
  * them, filled in by the caller): a completion another device waits for wakes theirs. Free it
  * after every stream of its device. */
