@@ -36,7 +36,7 @@ struct pg__backend {
     uint64_t epoch_ns;
     int check_bounds; /* device buffers between guard pages (check=bounds) */
     pg__host_dev devs[PG_MAX_DEVICES];
-    pg__host_sched *scheds[PG_MAX_DEVICES]; /* devs[d].sched, in one array for cross wake-ups */
+    pg__host_sched *scheds[PG_MAX_DEVICES]; /* [0]: every device's (devs[d].sched) */
     pthread_mutex_t mu;                     /* guards the list of live streams */
     pg__bstream **streams;
     int nstreams, cap;
@@ -328,13 +328,14 @@ pg_status pg__host_backend_open(const char *spec, int enable_timing, int check_b
         }
         b->ndev = d + 1;
     }
-    for (int d = 0; d < n; d++) {
-        if ((st = pg__host_sched_new(b->scheds, n, &b->scheds[d]))) {
-            host_close(b);
-            return st;
-        }
-        b->devs[d].sched = b->scheds[d];
+    /* One scheduler for all the devices, a worker per device: a worker awake for one device
+     * takes another's work too, so independent work over several devices wakes nobody. */
+    if ((st = pg__host_sched_new(b->scheds, 1, n, &b->scheds[0]))) {
+        host_close(b);
+        return st;
     }
+    for (int d = 0; d < n; d++)
+        b->devs[d].sched = b->scheds[0];
     b->ndev = n;
     *ops = pg__host_inject_wrap(&host_ops);
     *out = b;

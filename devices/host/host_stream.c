@@ -3,7 +3,9 @@
  * and run their operations (issue "CPU devices at StarPU's pace": a thread per stream cost a
  * wake-up and ~1.6 context switches per independent task). A worker that runs out of work spins
  * briefly before it sleeps, so a submission to an idle stream usually finds an awake worker and
- * wakes nobody. A stream whose next operation waits for another stream's event is set aside,
+ * wakes nobody (the CPU backend gives all its devices one scheduler with a worker per device, so
+ * an awake worker takes any device's work). A stream whose next operation waits for another
+ * stream's event is set aside,
  * not waited on, so a fixed set of workers cannot deadlock on cross-stream order. Kernels may
  * block (a kernel spinning on a host flag, a fault handler): when every worker of a device has
  * been busy for GROW_NS with ready work waiting, a waiting thread adds a worker, up to
@@ -59,9 +61,9 @@ typedef struct failure {
     char *msg;
 } failure;
 
-/* One per device: its workers and the streams with work. mu guards everything here and every
- * stream's queue, state and failure list (one lock per device: a submission and the worker
- * that takes it meet on it once). */
+/* Workers and the streams with work (the CPU backend has one for all its devices). mu guards
+ * everything here and every stream's queue, state and failure list (one lock: a submission and
+ * the worker that takes it meet on it once). */
 enum { MAX_WORKERS = 32, SPIN_NS = 30000, GROW_NS = 20000000 };
 enum { IDLE, READY, RUNNING, BLOCKED }; /* a stream's state */
 
@@ -455,7 +457,7 @@ static int worker_start(pg__host_sched *h) {
     return err;
 }
 
-pg_status pg__host_sched_new(pg__host_sched **all, int nall, pg__host_sched **out) {
+pg_status pg__host_sched_new(pg__host_sched **all, int nall, int workers, pg__host_sched **out) {
     pg__host_sched *h = pg__calloc(1, sizeof *h);
     if (!h)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a CPU device scheduler");
@@ -467,7 +469,9 @@ pg_status pg__host_sched_new(pg__host_sched **all, int nall, pg__host_sched **ou
     h->all = all;
     h->nall = nall;
     pthread_mutex_lock(&h->mu);
-    int err = worker_start(h);
+    int err = 0;
+    for (int i = 0; i < workers && i < MAX_WORKERS && !err; i++)
+        err = worker_start(h);
     pthread_mutex_unlock(&h->mu);
     if (err) {
         pg__host_sched_free(h);

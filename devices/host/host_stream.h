@@ -25,11 +25,12 @@ typedef struct pg__host_dev {
     char why[400];      /* the fault that made it fail */
 } pg__host_dev;
 
-/* A scheduler with one worker thread (more only while every worker is busy for 20 ms with work
- * waiting: a kernel that blocks). all[0..nall) are every device's schedulers (this one among
- * them, filled in by the caller): a completion another device waits for wakes theirs. Free it
- * after every stream of its device. */
-pg_status pg__host_sched_new(pg__host_sched **all, int nall, pg__host_sched **out);
+/* A scheduler with `workers` worker threads (more only while every worker is busy for 20 ms
+ * with work waiting: a kernel that blocks). Devices may share one. all[0..nall) are every
+ * scheduler of the process's devices (this one among them, filled in by the caller): a
+ * completion a stream of another scheduler waits for wakes theirs. Free it after every stream
+ * it serves. */
+pg_status pg__host_sched_new(pg__host_sched **all, int nall, int workers, pg__host_sched **out);
 void pg__host_sched_free(pg__host_sched *h);
 /* Worker threads the scheduler has started so far. */
 uint64_t pg__host_sched_threads(pg__host_sched *h);
