@@ -231,8 +231,15 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
         sp->stream_taken = 1;
     launch_ctx l = {fn, buf};
     if ((st = pg__issue(rt, c, s, launch_work, &l))) {
+        /* Copies already issued for c's inputs read and write buffers that no one waits for
+         * once c failed (a later host write of the source raced with them): finish them. */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", pg_last_error());
+        for (int i = 0; i < c->ninputs; i++)
+            if (c->inputs[i]->kind == PG__COPY && c->inputs[i]->state == PG__ISSUED)
+                (void)pg__exec_wait(rt, c->inputs[i]);
         accepted_not_issued(rt, c);
-        return st;
+        return pg__error(st, "%s", why); /* the issue's own error, not a wait's */
     }
     for (int i = 0; i < c->nargs; i++) {
         pg__array *a = c->args[i].array;
