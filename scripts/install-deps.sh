@@ -7,7 +7,7 @@ PYTHON=${PYTHON:-python3}
 need_apt=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
-for p in build-essential cmake g++ pkg-config lua5.4 liblua5.4-dev default-jdk-headless junit5; do
+for p in build-essential cmake g++ pkg-config lua5.4 liblua5.4-dev luarocks default-jdk-headless junit5; do
   have_pkg "$p" || need_apt+=("$p")
 done
 # StarPU, only for the CPU-device benchmark against it (benchmarks/starpu_compare.c); `make
@@ -28,9 +28,22 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     exit 1
   fi
   echo "installing: ${need_apt[*]}"
+  # Debian's luarocks pulls in Lua 5.1, whose alternatives would make `lua` and `luac` 5.1;
+  # keep them what they were, or make them 5.4 (the project's Lua) where there were none.
+  declare -A alt_before=() alt_new
+  for alt in lua-interpreter lua-compiler; do
+    alt_before[$alt]=$(update-alternatives --query "$alt" 2>/dev/null | sed -n 's/^Value: //p' || true)
+  done
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  alt_new=([lua-interpreter]=/usr/bin/lua5.4 [lua-compiler]=/usr/bin/luac5.4)
+  for alt in "${!alt_before[@]}"; do
+    want=${alt_before[$alt]:-${alt_new[$alt]}}
+    if [ -x "$want" ]; then
+      update-alternatives --quiet --set "$alt" "$want"
+    fi
+  done
 fi
 
 # Python test dependencies for the interpreter the build targets: pip where it may install,
