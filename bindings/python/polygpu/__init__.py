@@ -63,7 +63,7 @@ from ._polygpu import (
     dtype_size,
     dtypes,
 )
-from ._default import array, asarray, default_runtime, kernel, sync
+from ._default import array, asarray, default_runtime, from_dlpack, kernel, sync
 from ._runtime import POLICIES, Runtime
 
 Runtime.__module__ = __name__  # documented as polygpu.Runtime
@@ -99,6 +99,7 @@ __all__ = [
     "dtype_name",
     "dtype_size",
     "dtypes",
+    "from_dlpack",
     "kernel",
     "sync",
 ]

@@ -40,6 +40,12 @@ def array(dtype, shape):
     return default_runtime().array(dtype, shape)
 
 
+def from_dlpack(obj, dtype=None):
+    """``default_runtime().from_dlpack(obj, dtype)``: a :class:`DeviceArray` holding a copy of
+    ``obj``, any DLPack producer (see :meth:`Runtime.from_dlpack`)."""
+    return default_runtime().from_dlpack(obj, dtype)
+
+
 def asarray(obj, dtype=None):
     """``default_runtime().asarray(obj, dtype)``: a :class:`DeviceArray` holding a copy of
     ``obj`` (a buffer such as a NumPy array, or nested sequences)."""

@@ -48,6 +48,35 @@ class Runtime(_polygpu.Runtime):
     :attr:`devices`.
     """
 
+    def from_dlpack(self, obj, dtype=None):
+        """A new :class:`DeviceArray` holding a copy of ``obj``, any DLPack producer: on the CPU
+        (NumPy, PyTorch CPU tensors, JAX on CPU, another polygpu array), read through
+        ``numpy.from_dlpack`` without a copy before polygpu's own; on a CUDA device through its
+        ``__cuda_array_interface__`` (CuPy, PyTorch, Numba), as :meth:`asarray` does.
+        ``dtype`` converts as in :meth:`asarray`.
+
+        Raises :class:`ArgumentError` for an object that is not a DLPack producer or lives on
+        another kind of device, ImportError when a CPU producer needs NumPy and it is missing.
+        """
+        if not hasattr(obj, "__dlpack_device__"):
+            raise _polygpu.ArgumentError(
+                "from_dlpack: %s is not a DLPack producer (it has no __dlpack_device__)"
+                % type(obj).__name__)
+        kind = obj.__dlpack_device__()[0]
+        if kind in (1, 3):  # kDLCPU, kDLCUDAHost: host memory
+            try:
+                import numpy
+            except ImportError:
+                raise ImportError("from_dlpack: reading a CPU DLPack producer needs NumPy "
+                                  "(pip install numpy)") from None
+            return self.asarray(numpy.from_dlpack(obj), dtype)
+        if kind == 2 and hasattr(obj, "__cuda_array_interface__"):  # kDLCUDA
+            return self.asarray(obj, dtype)
+        raise _polygpu.ArgumentError(
+            "from_dlpack: %s lives on DLPack device type %d; polygpu reads CPU (1) producers, "
+            "and CUDA (2) producers that also offer __cuda_array_interface__"
+            % (type(obj).__name__, kind))
+
     def dag(self):
         """The DAG of the most recent computations as a dict, a snapshot taken now.
 

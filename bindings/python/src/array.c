@@ -201,8 +201,8 @@ static PyObject *array_free(pgpy_array *a, PyObject *unused) {
     if (a->exports)
         return PyErr_Format(pgpy_errors[PG_ERROR_STATE],
                             "cannot free the array: %zd buffer view%s of it (memoryview, NumPy "
-                            "array from np.asarray) %s still open or being taken; release them "
-                            "first",
+                            "array from np.asarray, DLPack tensor) %s still open or being "
+                            "taken; release them first",
                             a->exports, a->exports == 1 ? "" : "s", a->exports == 1 ? "is" : "are");
     pg_array *h = a->h;
     pg_status st;
@@ -301,6 +301,13 @@ static PyObject *array_exit(pgpy_array *a, PyObject *args) {
 }
 
 static PyMethodDef array_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))pgpy_array_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\nThe "
+     "array's host copy as a DLPack capsule (kDLCPU), without copying: np.from_dlpack(a),\n"
+     "torch.from_dlpack(a). The consumer holds a read view of the array until it drops\n"
+     "the tensor: kernels that write the array wait until then."},
+    {"__dlpack_device__", pgpy_array_dlpack_device, METH_NOARGS,
+     "__dlpack_device__()\n--\n\n(1, 0): DLPack's kDLCPU, the array's host copy."},
     {"free", (PyCFunction)array_free, METH_NOARGS,
      "free()\n--\n\nRelease the array now instead of when Python collects it. Kernels still "
      "using it\nfinish first (the memory goes when they end). Later use raises StateError. "

@@ -55,6 +55,9 @@ extern PyTypeObject pgpy_array_type;
 extern PyTypeObject pgpy_kernel_type;
 extern PyTypeObject pgpy_launch_type;
 extern PyTypeObject pgpy_graph_type;
+/* dlpack.c: DeviceArray.__dlpack__ and __dlpack_device__ */
+PyObject *pgpy_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pgpy_array_dlpack_device(PyObject *self, PyObject *unused);
 /* graph.c: Runtime.record() */
 PyObject *pgpy_runtime_record(PyObject *self, PyObject *unused);
 

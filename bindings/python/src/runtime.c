@@ -140,7 +140,8 @@ static PyObject *runtime_close(PyObject *self, PyObject *args, PyObject *kwargs)
         return PyErr_Format(
             pgpy_errors[PG_ERROR_STATE],
             "cannot close the runtime: %zd buffer view%s of its arrays (memoryview, "
-            "NumPy array from np.asarray) %s still open or being taken; release them first",
+            "NumPy array from np.asarray, DLPack tensor) %s still open or being taken; release "
+            "them first",
             rt->exports, rt->exports == 1 ? "" : "s", rt->exports == 1 ? "is" : "are");
     }
     pg_runtime *h = rt->h;

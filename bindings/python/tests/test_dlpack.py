@@ -1,0 +1,103 @@
+"""DLPack: DeviceArray.__dlpack__ / __dlpack_device__ (the host copy, zero-copy) and
+Runtime.from_dlpack / polygpu.from_dlpack (any DLPack producer)."""
+
+import gc
+
+import pytest
+
+import polygpu as pg
+
+np = pytest.importorskip("numpy", reason="the DLPack tests read through NumPy")
+
+DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
+          "float64"]
+
+
+@pytest.fixture
+def rt():
+    with pg.Runtime(devices="host:2") as r:
+        yield r
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_numpy_reads_a_polygpu_array(rt, dtype):
+    host = (np.arange(24) % 100).astype(dtype).reshape(2, 3, 4)
+    a = rt.asarray(host)
+    assert a.__dlpack_device__() == (1, 0)
+    b = np.from_dlpack(a)
+    assert b.dtype == np.dtype(dtype) and b.shape == (2, 3, 4)
+    assert (b == host).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_polygpu_reads_a_dlpack_producer(rt, dtype):
+    host = (np.arange(10) * 3 % 100).astype(dtype)
+    a = rt.from_dlpack(host)
+    assert a.dtype == dtype and a.shape == (10,)
+    assert a.tolist() == host.tolist()
+    b = pg.from_dlpack(host)  # the default runtime
+    assert b.tolist() == host.tolist()
+
+
+def test_round_trip_and_a_kernel_between(rt):
+    k = rt.kernel('extern "C" __global__ void twice(float *y, int n) {'
+                  ' int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] *= 2.0f; }',
+                  "twice")
+    a = rt.asarray(np.ones(100, dtype="float32"))
+    view = np.from_dlpack(a)
+    assert view[7] == 1.0
+    del view
+    gc.collect()
+    k(1, 128)(a, 100)  # the view was dropped: the kernel may write
+    c = rt.from_dlpack(a)  # a polygpu array is a DLPack producer too
+    assert c.tolist() == [2.0] * 100
+
+
+def test_a_kernel_write_waits_for_the_consumer(rt):
+    k = rt.kernel('extern "C" __global__ void fill(float *y, float v, int n) {'
+                  ' int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = v; }', "fill")
+    a = rt.asarray(np.zeros(8, dtype="float32"))
+    view = np.from_dlpack(a)
+    k(1, 32)(a, 5.0, 8)  # held back while the consumer reads
+    assert view[3] == 0.0  # the consumer's data did not change under it
+    del view
+    gc.collect()
+    assert a[3] == 5.0
+
+
+def test_bad_requests(rt):
+    a = rt.array("float32", 4)
+    with pytest.raises(pg.ArgumentError, match="stream"):
+        a.__dlpack__(stream=5)
+    with pytest.raises(BufferError, match="kDLCPU"):
+        a.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(BufferError, match="copy=True"):
+        a.__dlpack__(copy=True)
+    with pytest.raises(pg.ArgumentError, match="not a DLPack producer"):
+        rt.from_dlpack([1, 2, 3])
+    a.free()
+    with pytest.raises(pg.StateError):
+        a.__dlpack__()
+
+
+def test_an_unconsumed_capsule_releases_its_view(rt):
+    a = rt.asarray(np.arange(4, dtype="float32"))
+    cap = a.__dlpack__()
+    del cap  # never consumed: the capsule's destructor ends the host access
+    gc.collect()
+    a[0] = 9.0  # a write needs no open read view
+    assert a[0] == 9.0
+
+
+def test_a_held_tensor_keeps_free_and_close_from_pulling_the_memory():
+    rt = pg.Runtime(devices="host:1")
+    a = rt.asarray(np.arange(4, dtype="float32"))
+    view = np.from_dlpack(a)
+    with pytest.raises(pg.StateError, match="view"):
+        a.free()
+    with pytest.raises(pg.StateError, match="view"):
+        rt.close()
+    assert view.sum() == 6.0  # still readable: nothing was freed under it
+    del view
+    gc.collect()
+    rt.close()
