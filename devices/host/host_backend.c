@@ -36,8 +36,8 @@ struct pg__backend {
     uint64_t epoch_ns;
     int check_bounds; /* device buffers between guard pages (check=bounds) */
     pg__host_dev devs[PG_MAX_DEVICES];
-    pg__host_sched *scheds[PG_MAX_DEVICES]; /* [0]: every device's (devs[d].sched) */
-    pthread_mutex_t mu;                     /* guards the list of live streams */
+    pg__host_sched *sched; /* every device's (devs[d].sched) */
+    pthread_mutex_t mu;    /* guards the list of live streams */
     pg__bstream **streams;
     int nstreams, cap;
 };
@@ -89,8 +89,7 @@ static void host_close(pg__backend *b) {
     /* Streams the core did not free: their work finishes first (the worker drains). */
     for (int i = 0; i < b->nstreams; i++)
         pg__host_stream_free(b->streams[i]);
-    for (int d = 0; d < PG_MAX_DEVICES; d++)
-        pg__host_sched_free(b->scheds[d]);
+    pg__host_sched_free(b->sched);
     for (int d = 0; d < PG_MAX_DEVICES; d++) {
         pg__host_pool_free(b->devs[d].pool);
         pthread_mutex_destroy(&b->devs[d].mu);
@@ -330,12 +329,12 @@ pg_status pg__host_backend_open(const char *spec, int enable_timing, int check_b
     }
     /* One scheduler for all the devices, a worker per device: a worker awake for one device
      * takes another's work too, so independent work over several devices wakes nobody. */
-    if ((st = pg__host_sched_new(b->scheds, 1, n, &b->scheds[0]))) {
+    if ((st = pg__host_sched_new(n, &b->sched))) {
         host_close(b);
         return st;
     }
     for (int d = 0; d < n; d++)
-        b->devs[d].sched = b->scheds[0];
+        b->devs[d].sched = b->sched;
     b->ndev = n;
     *ops = pg__host_inject_wrap(&host_ops);
     *out = b;

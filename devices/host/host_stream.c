@@ -78,9 +78,6 @@ struct pg__host_sched {
     uint64_t busy_since; /* when the longest-running operation in progress began (0: none) */
     int stop;
     pthread_t threads[MAX_WORKERS];
-    atomic_uint_fast64_t threads_created; /* for tests and the benchmark */
-    struct pg__host_sched **all; /* every device's scheduler: a completion wakes blocked ones */
-    int nall;
 };
 
 struct pg__bstream {
@@ -88,9 +85,7 @@ struct pg__bstream {
     pg__host_sched *sched;
     pthread_mutex_t *mu; /* &sched->mu */
     int state;
-    uint64_t running_since;
     pg__bstream *next_ready; /* in the ready or blocked list */
-    atomic_int awaited;      /* queued waits of other streams on this one */
     op *head, *tail;
     op *spare; /* finished ops of SPARE_SLOTS slots, reused: no malloc/free per launch */
     int nspare;
@@ -370,19 +365,10 @@ static void *worker_main(void *arg) {
                 if (h->ready_head || h->stop)
                     continue;
             }
+            /* A blocked stream needs no polling: the completion it waits for happens in this
+             * scheduler, under mu, and unblocks it there. */
             h->sleeping++;
-            if (h->blocked) { /* an event of another device's stream may end the block */
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += 200000;
-                if (ts.tv_nsec >= 1000000000) {
-                    ts.tv_sec++;
-                    ts.tv_nsec -= 1000000000;
-                }
-                pthread_cond_timedwait(&h->wake, &h->mu, &ts);
-            } else {
-                pthread_cond_wait(&h->wake, &h->mu);
-            }
+            pthread_cond_wait(&h->wake, &h->mu);
             h->sleeping--;
             continue;
         }
@@ -404,11 +390,8 @@ static void *worker_main(void *arg) {
         int fdev = -1;
         char msg[512];
         int st = run(s, o, &fdev, msg, sizeof msg);
-        int awaited = atomic_load_explicit(&s->awaited, memory_order_relaxed);
-        if (o->kind == OP_WAIT) {
-            atomic_fetch_sub_explicit(&o->u.wait.s->awaited, 1, memory_order_relaxed);
+        if (o->kind == OP_WAIT)
             stream_unref(o->u.wait.s);
-        }
         pthread_mutex_lock(&h->mu);
         if (!--h->busy)
             h->busy_since = 0;
@@ -431,11 +414,7 @@ static void *worker_main(void *arg) {
             s->state = IDLE;
             stream_unref(s); /* the reference the ready list held */
         }
-        if (awaited) /* streams of other devices may wait for this one */
-            for (int i = 0; i < h->nall; i++)
-                if (h->all[i] && h->all[i] != h)
-                    pthread_cond_signal(&h->all[i]->wake);
-        if (h->blocked)
+        if (h->blocked) /* every event is of a stream of this scheduler: recheck them here */
             unblock(h);
     }
     pthread_mutex_unlock(&h->mu);
@@ -450,14 +429,12 @@ static int worker_start(pg__host_sched *h) {
     pthread_attr_setstacksize(&attr, (size_t)8 << 20);
     int err = pthread_create(&h->threads[h->workers], &attr, worker_main, h);
     pthread_attr_destroy(&attr);
-    if (!err) {
+    if (!err)
         h->workers++;
-        atomic_fetch_add_explicit(&h->threads_created, 1, memory_order_relaxed);
-    }
     return err;
 }
 
-pg_status pg__host_sched_new(pg__host_sched **all, int nall, int workers, pg__host_sched **out) {
+pg_status pg__host_sched_new(int workers, pg__host_sched **out) {
     pg__host_sched *h = pg__calloc(1, sizeof *h);
     if (!h)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a CPU device scheduler");
@@ -465,9 +442,6 @@ pg_status pg__host_sched_new(pg__host_sched **all, int nall, int workers, pg__ho
     pthread_cond_init(&h->wake, NULL);
     pthread_cond_init(&h->done, NULL);
     atomic_init(&h->ready_hint, 0);
-    atomic_init(&h->threads_created, 0);
-    h->all = all;
-    h->nall = nall;
     pthread_mutex_lock(&h->mu);
     int err = 0;
     for (int i = 0; i < workers && i < MAX_WORKERS && !err; i++)
@@ -498,10 +472,6 @@ void pg__host_sched_free(pg__host_sched *h) {
     pthread_cond_destroy(&h->wake);
     pthread_mutex_destroy(&h->mu);
     pg__free(h);
-}
-
-uint64_t pg__host_sched_threads(pg__host_sched *h) {
-    return h ? atomic_load_explicit(&h->threads_created, memory_order_relaxed) : 0;
 }
 
 /* A cleared op with room for nslots parameters, returned with s->mu held (NULL, unlocked, when
@@ -561,7 +531,6 @@ pg_status pg__host_stream_new(pg__host_dev *devs, int dev, uint64_t epoch_ns, pg
     atomic_init(&s->refs, 1);
     atomic_init(&s->completed, 0);
     atomic_init(&s->any_failed, 0);
-    atomic_init(&s->awaited, 0);
     s->devs = devs;
     s->dev = dev;
     s->epoch_ns = epoch_ns;
@@ -643,7 +612,6 @@ pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e) {
         stream_unref(e->s);
         return no_memory();
     }
-    atomic_fetch_add_explicit(&e->s->awaited, 1, memory_order_relaxed);
     o->u.wait.s = e->s;
     o->u.wait.seq = e->seq;
     enqueue(s, o);

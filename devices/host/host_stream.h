@@ -26,14 +26,11 @@ typedef struct pg__host_dev {
 } pg__host_dev;
 
 /* A scheduler with `workers` worker threads (more only while every worker is busy for 20 ms
- * with work waiting: a kernel that blocks). Devices may share one. all[0..nall) are every
- * scheduler of the process's devices (this one among them, filled in by the caller): a
- * completion a stream of another scheduler waits for wakes theirs. Free it after every stream
- * it serves. */
-pg_status pg__host_sched_new(pg__host_sched **all, int nall, int workers, pg__host_sched **out);
+ * with work waiting: a kernel that blocks), shared by all the devices of a backend: a stream
+ * waits only on events of streams of the same scheduler. Free it after every stream it
+ * serves. */
+pg_status pg__host_sched_new(int workers, pg__host_sched **out);
 void pg__host_sched_free(pg__host_sched *h);
-/* Worker threads the scheduler has started so far. */
-uint64_t pg__host_sched_threads(pg__host_sched *h);
 
 /* A stream of device devs[dev] (devs[dev].sched set); launches run on its pool. Times are
  * CLOCK_MONOTONIC nanoseconds minus epoch_ns. devs outlives the stream. */
