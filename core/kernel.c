@@ -121,12 +121,10 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     return PG_OK;
 }
 
-pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec) {
-    pg__comp *c = pg__comp_new(rt, PG__KERNEL);
-    if (!c)
-        return NULL;
-    int n = rec->nslots;
-    if (n + 1 <= PG__INLINE) { /* as bind_args lays them out */
+/* Room in c for the arguments, slots and slot map of a launch with n parameters: inside the
+ * computation up to PG__INLINE (no allocation on the hot path), else on the heap. */
+static pg_status comp_storage(pg__comp *c, int n) {
+    if (n + 1 <= PG__INLINE) { /* zeroed with the computation */
         c->slots = c->slots_in;
         c->slot_arg = c->slot_arg_in;
         c->args = c->args_in;
@@ -134,10 +132,20 @@ pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec) {
         c->slots = pg__calloc((size_t)n + 1, sizeof *c->slots);
         c->slot_arg = pg__calloc((size_t)n + 1, sizeof *c->slot_arg);
         c->args = pg__calloc((size_t)n + 1, sizeof *c->args);
-        if (!c->slots || !c->slot_arg || !c->args) {
-            pg__comp_unref(rt, c);
-            return NULL;
-        }
+    }
+    if (!c->slots || !c->slot_arg || !c->args)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    return PG_OK;
+}
+
+pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec) {
+    pg__comp *c = pg__comp_new(rt, PG__KERNEL);
+    if (!c)
+        return NULL;
+    int n = rec->nslots;
+    if (comp_storage(c, n)) {
+        pg__comp_unref(rt, c);
+        return NULL;
     }
     c->nslots = n;
     memcpy(c->slots, rec->slots, (size_t)n * sizeof *c->slots);
@@ -244,17 +252,9 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
     }
     if (nargs && !args)
         return pg__error(PG_ERROR_ARGUMENT, "kernel '%s': args is NULL", k->name);
-    if (nargs + 1 <= PG__INLINE) { /* zeroed with the computation */
-        c->slots = c->slots_in;
-        c->slot_arg = c->slot_arg_in;
-        c->args = c->args_in;
-    } else {
-        c->slots = pg__calloc((size_t)nargs + 1, sizeof *c->slots);
-        c->slot_arg = pg__calloc((size_t)nargs + 1, sizeof *c->slot_arg);
-        c->args = pg__calloc((size_t)nargs + 1, sizeof *c->args);
-    }
-    if (!c->slots || !c->slot_arg || !c->args)
-        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    pg_status room = comp_storage(c, nargs);
+    if (room)
+        return room;
     c->nslots = nargs;
     for (int i = 0; i < nargs; i++) {
         const pg_param_info *p = &k->params[i];

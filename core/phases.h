@@ -28,16 +28,8 @@ typedef enum pg__phase {
 extern uint64_t pg__phase_ns[PG__PH_COUNT];
 extern uint64_t pg__phase_launches;
 uint64_t pg__phase_clock(void);
-/* Starts the launch's clock (declares a local). */
-#define PG__PHASE_BEGIN() uint64_t pg__ph_t = pg__phase_clock()
-/* Charges the time since the last mark to phase p. */
-#define PG__PHASE(p)                                                                               \
-    do {                                                                                           \
-        uint64_t pg__ph_n = pg__phase_clock();                                                     \
-        pg__phase_ns[p] += pg__ph_n - pg__ph_t;                                                    \
-        pg__ph_t = pg__ph_n;                                                                       \
-    } while (0)
-/* The same for a function that has no clock of its own: it reads the shared mark. */
+/* PG__PHASE_SET starts a launch's clock; PG__PHASE_SHARED(p) charges the time since the last
+ * mark to phase p (one process-wide mark: the launch path spans several functions). */
 extern uint64_t pg__phase_mark;
 #define PG__PHASE_SET() (pg__phase_mark = pg__phase_clock())
 #define PG__PHASE_SHARED(p)                                                                        \
@@ -48,8 +40,6 @@ extern uint64_t pg__phase_mark;
     } while (0)
 #define PG__PHASE_LAUNCH_DONE() (pg__phase_launches++)
 #else
-#define PG__PHASE_BEGIN() ((void)0)
-#define PG__PHASE(p) ((void)0)
 #define PG__PHASE_SET() ((void)0)
 #define PG__PHASE_SHARED(p) ((void)0)
 #define PG__PHASE_LAUNCH_DONE() ((void)0)
