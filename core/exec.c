@@ -19,7 +19,9 @@ static int stream_progress(pg__runtime *rt, pg__comp *head) {
     pg__stream *s = head->stream;
     pg__comp *cand[SWEEP_PROBE];
     int n = 0;
-    for (pg__comp *c = head; c && n < SWEEP_PROBE; c = c->next)
+    /* The walk is bounded too: other streams' work may fill the in-flight list. */
+    int seen = 0;
+    for (pg__comp *c = head; c && n < SWEEP_PROBE && seen < 4 * SWEEP_PROBE; c = c->next, seen++)
         if (c->stream == s && c->state == PG__ISSUED && c->event)
             cand[n++] = c;
     if (!n || !rt->ops->event_done(rt->b, cand[0]->event))
