@@ -138,6 +138,8 @@ static void describe(pg__runtime *rt, const pg__comp *c, const char *what, char 
     if (c->kind == PG__KERNEL)
         snprintf(out, cap, "kernel '%s' (computation #%llu) failed on %s: %s",
                  c->kernel ? c->kernel->name : "?", id, where, what);
+    else if (c->kind == PG__REPLAY)
+        snprintf(out, cap, "a graph replay (computation #%llu) failed on %s: %s", id, where, what);
     else if (c->kind == PG__COPY && c->nargs)
         snprintf(out, cap, "copy of array %llu (computation #%llu) failed: %s",
                  (unsigned long long)c->args[0].array->id, id, what);

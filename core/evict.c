@@ -157,6 +157,7 @@ static int clean(const pg__runtime *rt, const pg__array *a, int dev) {
 
 static void drop(pg__runtime *rt, pg__array *a, int dev) {
     int loc = PG__LOC(dev);
+    pg__plan_note_broken(rt); /* a plan being captured may have used this address */
     rt->ops->dev_free(rt->b, dev, a->dev[dev]);
     a->dev[dev] = NULL;
     rt->stats.device_bytes[dev] -= a->nbytes;

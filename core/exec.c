@@ -4,6 +4,7 @@
 #include "core/internal.h"
 #include "core/phases.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,6 +156,8 @@ static pg_status accept(pg__runtime *rt, pg__comp *c, const char *name) {
     if (st)
         return st;
     c->recorded = 1;
+    if (c->kind == PG__REPLAY)
+        return PG_OK; /* counted as the calls and copies it stands for (core/replay.c) */
     rt->stats.computations++;
     if (c->kind == PG__KERNEL)
         rt->stats.kernels++;
@@ -191,6 +194,8 @@ static pg_status launch_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *
     for (int i = 0; i < c->nslots; i++)
         if (c->slot_arg[i] >= 0)
             c->slots[i] = (uint64_t)(uintptr_t)l->buf[c->slot_arg[i]];
+    if (rt->cap)
+        pg__plan_note_launch(rt, c, s, l->fn);
     return rt->ops->launch(rt->b, s->b, l->fn, c->grid, c->block, c->shared_mem, c->slots,
                            c->nslots, c->timed ? &c->timing : NULL);
 }
@@ -213,8 +218,10 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     for (int i = 0; !st && i < c->nargs; i++)
         if (c->args[i].array->fresh && !c->args[i].array->dev[dev])
             zeroed |= UINT64_C(1) << i;
-    if (!st && (st = pg__evict_reserve(rt, c, dev, s, again)) == PG_OK && *again)
+    if (!st && (st = pg__evict_reserve(rt, c, dev, s, again)) == PG_OK && *again) {
+        pg__plan_note_broken(rt); /* the lock was dropped: other threads' work came between */
         return PG_OK;
+    }
     for (int i = 0; !st && i < c->nargs; i++)
         st = pg__array_buffer(c->args[i].array, PG__LOC(dev), s, &buf[i]);
     void *fn = NULL;
@@ -298,6 +305,59 @@ pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
             pg__comp_unref(rt, c->parents[i]);
         pg__comp_parents_clear(c);
     }
+}
+
+pg_status pg__exec_issue_on(pg__runtime *rt, pg__comp *c, pg__stream *s, const char *name,
+                            pg__comp *const *extra, int nextra, pg__issue_work work, void *ctx,
+                            int *blocked) {
+    *blocked = 0;
+    if ((++rt->submits & 15) == 0)
+        pg__exec_sweep(rt, 64);
+    pg__comp **ps = NULL;
+    int n = 0;
+    pg_status st = pg__dag_parents(rt, c->args, c->nargs, &ps, &n, NULL, 0);
+    if (st)
+        return st;
+    pg__comp **all = n + nextra ? pg__malloc((size_t)(n + nextra) * sizeof *all) : NULL;
+    if (n + nextra && !all) {
+        for (int i = 0; i < n; i++)
+            pg__comp_unref(rt, ps[i]);
+        pg__free(ps);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    if (n)
+        memcpy(all, ps, (size_t)n * sizeof *all);
+    pg__free(ps);
+    for (int i = 0; i < nextra; i++) {
+        int dup = 0;
+        for (int j = 0; j < n && !dup; j++)
+            dup = all[j] == extra[i];
+        if (!dup) {
+            pg__comp_ref(extra[i]);
+            all[n++] = extra[i];
+        }
+    }
+    c->parents = all;
+    c->nparents = n;
+    if (find_blocker(c)) {
+        *blocked = 1; /* the caller goes the eager way, which holds work back */
+        for (int i = 0; i < c->nparents; i++)
+            pg__comp_unref(rt, c->parents[i]);
+        pg__comp_parents_clear(c);
+        return PG_OK;
+    }
+    st = pg__coh_check_inputs(rt, c, s->device);
+    if (!st)
+        st = accept(rt, c, name);
+    if (st)
+        return st;
+    if ((st = pg__issue(rt, c, s, work, ctx)) != PG_OK) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", pg_last_error());
+        accepted_not_issued(rt, c);
+        return pg__error(st, "%s", why);
+    }
+    return PG_OK;
 }
 
 /* Issue, in submission order, the held-back computations nothing holds back any more. */

@@ -1,12 +1,15 @@
 /* graph.c: recordings (pg_graph_*): kernel launches recorded once, bound once, replayed many
- * times through the one issue path. A recorded call is the launch's computation as binding made
- * it (kernel, dimensions, arrays with their merged access, scalar slots), never submitted; a
- * replay clones each into a fresh computation and submits it as pg_kernel_launch would, so
- * dependencies, placement, coherence and the DAG are exactly those of eager calls. */
+ * times. A recorded call is the launch's computation as binding made it (kernel, dimensions,
+ * arrays with their merged access, scalar slots), never submitted. A replay without a usable
+ * plan clones each into a fresh computation and submits it as pg_kernel_launch would, so
+ * dependencies, placement, coherence and the DAG are exactly those of eager calls, and captures
+ * what it issued as the graph's plan (core/replay.c); later replays that find the arrays as
+ * the plan needs them issue the plan instead, as one computation. */
 #include "core/internal.h"
 
 #include "base/alloc.h"
 
+#include <stdio.h>
 #include <string.h>
 
 struct pg__graph {
@@ -15,9 +18,16 @@ struct pg__graph {
     pg__comp **calls; /* recorded launches, one reference each */
     int ncalls, cap;
     int live_index; /* position in rt->graphs, -1 while recording */
+    pg__plan *plan; /* what a replay issued, to issue again (NULL: none yet) */
+    int captures;   /* replays that captured a plan */
 };
 
+/* Captures before a plan that fits only after copies is used anyway: the first replay often
+ * starts from a cold state (inputs on the host) that the loop never returns to. */
+enum { PLAN_RECAPTURES = 3, PLAN_CAPTURES_MAX = 16 };
+
 static void graph_destroy(pg__runtime *rt, pg__graph *g) {
+    pg__plan_free(rt, g->plan);
     for (int i = 0; i < g->ncalls; i++)
         pg__comp_unref(rt, g->calls[i]);
     pg__free(g->calls);
@@ -207,6 +217,23 @@ pg_status pg_graph_launch(pg_graph *h) {
                                "'%s'), was freed after it was recorded; nothing was replayed",
                                (unsigned long long)a->id, i + 1, g->calls[i]->kernel->name);
         }
+    if (!st && g->plan && !rt->opt.sync && !rt->opt.trace[0]) {
+        int fit = pg__plan_fit(rt, g->plan), used = 0;
+        if (fit == 2 || (fit == 1 && g->captures >= PLAN_RECAPTURES)) {
+            char name[64];
+            snprintf(name, sizeof name, "graph replay (%d calls)", g->ncalls);
+            st = pg__plan_replay(rt, g->plan, name, &used);
+            if (st || used) {
+                pg__leave(rt);
+                return st;
+            }
+        }
+    }
+    /* Eager, capturing a plan: not while each call waits (sync) or is timed (trace). */
+    pg__plan *cap = !st && !rt->opt.sync && !rt->opt.trace[0] && g->captures < PLAN_CAPTURES_MAX
+                        ? pg__plan_capture_begin(rt, g->calls, g->ncalls)
+                        : NULL;
+    int whole = 1; /* every call issued now, none held back behind a host access */
     for (int i = 0; !st && i < g->ncalls; i++) {
         pg__comp *c = pg__kernel_comp_clone(rt, g->calls[i]);
         if (!c) {
@@ -217,9 +244,19 @@ pg_status pg_graph_launch(pg_graph *h) {
             break;
         }
         st = pg__exec_submit(rt, c);
+        if (c->state == PG__PENDING)
+            whole = 0;
         if (!st && rt->opt.sync)
             st = pg__exec_wait(rt, c);
         pg__comp_unref(rt, c);
+    }
+    if (cap) {
+        g->captures++;
+        pg__plan *p = pg__plan_capture_end(rt, cap, !st && whole);
+        if (p) {
+            pg__plan_free(rt, g->plan);
+            g->plan = p;
+        }
     }
     pg__leave(rt);
     return st;

@@ -24,6 +24,7 @@ typedef struct pg__kernel pg__kernel;
 typedef struct pg__comp pg__comp;
 typedef struct pg__stream pg__stream;
 typedef struct pg__graph pg__graph;
+typedef struct pg__plan pg__plan;
 
 /* Location index: 0 = host, d + 1 = device d. */
 #define PG__LOC(dev) ((dev) + 1)
@@ -64,7 +65,9 @@ static inline int pg__closing_other(pg__runtime *rt);
 
 /* ---- computations: a kernel launch, a host access, or a copy. Owned by references: the
  * runtime's in-flight and pending lists, arrays' histories, streams' last slots, children. */
-typedef enum { PG__KERNEL, PG__HOST_READ, PG__HOST_WRITE, PG__COPY } pg__comp_kind;
+/* PG__REPLAY: one replay of a recording through its plan (core/replay.c), standing for the
+ * recorded calls in dependencies, coherence and the DAG. */
+typedef enum { PG__KERNEL, PG__HOST_READ, PG__HOST_WRITE, PG__COPY, PG__REPLAY } pg__comp_kind;
 typedef enum {
     PG__PENDING, /* submitted, held back until a host access it depends on ends */
     PG__OPEN,    /* host access in progress (until unmap) */
@@ -131,6 +134,10 @@ struct pg__comp {
     pg__comp **inputs;
     pg__comp *fin_next; /* finishing inputs first (comp.c) */
     int visiting;
+    /* issued while a plan was captured (core/replay.c): cap_gen is that capture's, cap_node its
+     * node there */
+    uint64_t cap_gen;
+    int cap_node;
     pg__carg args_in[PG__INLINE];
     uint64_t slots_in[PG__INLINE];
     int8_t slot_arg_in[PG__INLINE];
@@ -176,6 +183,9 @@ struct pg__array {
     uint64_t dev_evicted[PG_MAX_DEVICES]; /* number of the load that evicted it there (0 never) */
     uint64_t evict_mark;                  /* == rt->evict_mark: an argument being placed */
     uint32_t dev_pinned; /* bit d: its address on device d was handed out, never evicted */
+    /* an argument of the plan being captured (cap_gen is that capture's): its index there */
+    uint64_t cap_gen;
+    int cap_idx;
 };
 
 /* ---- kernels */
@@ -294,6 +304,9 @@ struct pg__runtime {
      * thread recording it */
     pg__graph *rec;
     pthread_t rec_thread;
+    /* the plan being captured from a replay (core/replay.c), NULL when none */
+    pg__plan *cap;
+    uint64_t cap_gens;
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -317,6 +330,28 @@ void pg__graph_forget_handles(pg__runtime *rt);
 /* A new computation that launches what rec (a recorded launch) launched: same kernel,
  * dimensions, arrays and scalar slots (core/kernel.c). */
 pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec);
+
+/* ---- plans (core/replay.c): what one replay of a recording issued — backend launches and
+ * copies with the edges between them, the arrays' coherence before and after — kept so that
+ * later replays issue it again as one backend graph (or the same operations re-issued)
+ * without placing, binding or analysing each call. */
+/* Start capturing the replay of `calls` (rt->cap); NULL (nothing captured) when out of memory. */
+pg__plan *pg__plan_capture_begin(pg__runtime *rt, pg__comp *const *calls, int ncalls);
+/* The replay ended (ok: every call was issued, none held back): the plan, ready to replay, or
+ * NULL when it cannot be one (freed then). Ends the capture either way. */
+pg__plan *pg__plan_capture_end(pg__runtime *rt, pg__plan *p, int ok);
+/* Capture hooks, called where core/issue.c and core/exec.c hand work to a stream. */
+void pg__plan_note_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn);
+void pg__plan_note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, const void *src);
+void pg__plan_note_read(pg__runtime *rt, pg__array *a, int loc); /* a's value at loc was read */
+void pg__plan_note_broken(pg__runtime *rt); /* not a plan: the lock was dropped meanwhile */
+/* Replay p as computation `name` when the arrays are as the plan needs them: *used = 0 (and
+ * nothing done) when not; the caller then replays eagerly. *exact says the coherence state was
+ * the captured one (else copies were issued first to make it so). */
+pg_status pg__plan_replay(pg__runtime *rt, pg__plan *p, const char *name, int *used);
+/* Whether p may replay now with the arrays as they are: 2 as captured, 1 after copies, 0 not. */
+int pg__plan_fit(pg__runtime *rt, const pg__plan *p);
+void pg__plan_free(pg__runtime *rt, pg__plan *p); /* waits for its last replay's work */
 
 /* ---- options (core/options.c) */
 pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *out);
@@ -418,6 +453,13 @@ pg_status pg__issue_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp
 /* Start a copy of a's current value to location loc (0 host, d+1 device d) unless loc holds
  * it already; returns without waiting. The copy counts as a reader of a. */
 pg_status pg__issue_prefetch(pg__runtime *rt, pg__array *a, int loc);
+/* Issue c (args set) on s, both decided already (a plan's replay, core/replay.c): parents from
+ * the arrays' histories and `extra` (what it reads that they may not name), accepted into the
+ * DAG under `name`, then pg__issue with work. *blocked: an open host access holds it back;
+ * nothing was done, and the caller goes the eager way, which can wait for it. */
+pg_status pg__exec_issue_on(pg__runtime *rt, pg__comp *c, pg__stream *s, const char *name,
+                            pg__comp *const *extra, int nextra, pg__issue_work work, void *ctx,
+                            int *blocked);
 
 /* ---- waits that end (core/wait.c): lock held on entry and exit, dropped while waiting. Each
  * ends with PG_ERROR_TIMEOUT past the thread's deadline and PG_ERROR_INTERRUPTED when the

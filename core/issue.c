@@ -33,7 +33,8 @@ pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work 
     pg_status st = PG_OK;
     for (int i = 0; !st && i < c->nparents; i++)
         st = order_after(rt, s, c->parents[i]);
-    for (int i = 0; !st && c->kind != PG__COPY && i < c->nargs; i++)
+    /* A copy has no inputs to bring; a plan's replay brought its own (core/replay.c). */
+    for (int i = 0; !st && c->kind == PG__KERNEL && i < c->nargs; i++)
         if (c->args[i].access & PG_ACCESS_IN)
             st = pg__issue_input(rt, c, c->args[i].array, s);
     if (!st && rt->timing && (c->kind == PG__KERNEL || c->kind == PG__COPY))
@@ -80,6 +81,8 @@ typedef struct copy_bufs {
 
 static pg_status copy_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *ctx) {
     copy_bufs *b = ctx;
+    if (rt->cap)
+        pg__plan_note_copy(rt, c, s, b->dst, b->src);
     return rt->ops->copy(rt->b, s->b, c->copy_dst - 1, b->dst, c->copy_src - 1, b->src,
                          c->copy_bytes, c->timed ? &c->timing : NULL);
 }
@@ -110,6 +113,8 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
     cc->args[0].access = PG_ACCESS_IN;
     cc->nargs = 1;
     pg__array_ref(a);
+    if (rt->cap)
+        pg__plan_note_read(rt, a, src);
     pg__comp *producer = a->ready[src];
     if (producer) {
         pg__comp_ref(producer);
@@ -167,6 +172,8 @@ pg_status pg__issue_input(pg__runtime *rt, pg__comp *c, pg__array *a, pg__stream
     if (st)
         return st;
     if (src < 0) {
+        if (rt->cap)
+            pg__plan_note_read(rt, a, loc);
         pg__coh_input_add(c, a->ready[loc]);
         return order_after(rt, s, a->ready[loc]);
     }

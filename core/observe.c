@@ -12,6 +12,7 @@
 static pg_dag_kind kind_of(pg__comp_kind k) {
     switch (k) {
     case PG__KERNEL:
+    case PG__REPLAY: /* a replay stands for the kernels it launches */
         return PG_DAG_KERNEL;
     case PG__HOST_READ:
         return PG_DAG_HOST_READ;

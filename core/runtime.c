@@ -107,7 +107,9 @@ static pg_status abandon(pg__runtime *rt, pg_status why) {
         if (!pg__comp_known_done(c) && n++ < 4 && len < sizeof left)
             len += (size_t)snprintf(left + len, sizeof left - len, "%s%s #%llu on device %d",
                                     len ? ", " : "",
-                                    c->kind == PG__KERNEL ? c->kernel->name : "a copy",
+                                    c->kind == PG__KERNEL   ? c->kernel->name
+                                    : c->kind == PG__REPLAY ? "a graph replay"
+                                                            : "a copy",
                                     (unsigned long long)c->id, c->device);
     for (int i = 0; i < rt->narrays; i++)
         pg__handle_release(rt->arrays[i]->handle);

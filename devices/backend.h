@@ -21,6 +21,27 @@ typedef struct pg__timing {
     int priv_dev;  /* backend's own (the device those events belong to) */
 } pg__timing;
 
+/* One operation of a backend graph (graph_build): a kernel launch or a copy, after the nodes
+ * listed in deps (indices of earlier nodes). Pointers are borrowed for the call. */
+typedef enum { PG__BNODE_LAUNCH, PG__BNODE_COPY } pg__bnode_kind;
+typedef struct pg__bnode {
+    pg__bnode_kind kind;
+    int dev; /* the device that runs it (a copy: the device of the stream it was issued on) */
+    /* launch */
+    void *fn;
+    pg_dim3 grid, block;
+    size_t shared_mem;
+    const uint64_t *params; /* one 8-byte slot per parameter, as for launch */
+    int nparams;
+    /* copy (dev = PG_HOST for host memory) */
+    int dst_dev, src_dev;
+    void *dst;
+    const void *src;
+    size_t bytes;
+    const int *deps;
+    int ndeps;
+} pg__bnode;
+
 typedef struct pg__backend_ops {
     const char *name;              /* "host" or "cuda" */
     void (*close)(pg__backend *b); /* all work finished; frees everything */
@@ -68,6 +89,14 @@ typedef struct pg__backend_ops {
      * copied before the call returns. t may be NULL. */
     pg_status (*launch)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
                         size_t shared_mem, const uint64_t *params, int nparams, pg__timing *t);
+
+    /* Graphs (NULL where the backend has none: the core re-issues the operations itself). Build
+     * an executable graph of n nodes, each running after its deps; launch it on s as one
+     * operation (everything in it finishes before work enqueued on s after it starts); free it
+     * once no launch of it runs. Nodes may run on several devices. */
+    pg_status (*graph_build)(pg__backend *b, const pg__bnode *nodes, int n, void **graph);
+    pg_status (*graph_launch)(pg__backend *b, pg__bstream *s, void *graph);
+    void (*graph_free)(pg__backend *b, void *graph);
 
     /* After the operation's completion: make t->start_ns/end_ns final. */
     void (*timing_resolve)(pg__backend *b, pg__timing *t);

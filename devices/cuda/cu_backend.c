@@ -478,6 +478,95 @@ static pg_status launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, 
     return PG_OK;
 }
 
+/* ---- graphs: one CUDA graph for a recording's replay, on every device it uses (kernel and
+ * memcpy nodes name their device's context), launched on one stream as one operation. */
+
+static void memcpy_end(int dev, const void *p, int *type, const void **host, CUdeviceptr *d) {
+    if (dev == PG_HOST) {
+        *type = CU_MEMORYTYPE_HOST;
+        *host = p;
+    } else {
+        *type = CU_MEMORYTYPE_DEVICE;
+        *d = (CUdeviceptr)(uintptr_t)p;
+    }
+}
+
+static CUresult add_node(pg__backend *b, CUgraph g, const pg__bnode *n, const CUgraphNode *deps,
+                         CUgraphNode *out) {
+    if (n->kind == PG__BNODE_LAUNCH) {
+        void *args[PG__MAX_PARAMS];
+        for (int i = 0; i < n->nparams; i++)
+            args[i] = (void *)&n->params[i];
+        CUDA_KERNEL_NODE_PARAMS_v2 kp = {0};
+        kp.func = n->fn;
+        kp.gridDimX = n->grid.x, kp.gridDimY = n->grid.y, kp.gridDimZ = n->grid.z;
+        kp.blockDimX = n->block.x, kp.blockDimY = n->block.y, kp.blockDimZ = n->block.z;
+        kp.sharedMemBytes = (unsigned)n->shared_mem;
+        kp.kernelParams = args;
+        kp.ctx = b->d[n->dev].ctx;
+        return b->cu->cuGraphAddKernelNode(out, g, deps, (size_t)n->ndeps, &kp);
+    }
+    CUDA_MEMCPY3D cp = {0};
+    const void *dst_host = NULL;
+    memcpy_end(n->src_dev, n->src, &cp.srcMemoryType, &cp.srcHost, &cp.srcDevice);
+    memcpy_end(n->dst_dev, n->dst, &cp.dstMemoryType, &dst_host, &cp.dstDevice);
+    cp.dstHost = (void *)(uintptr_t)dst_host;
+    cp.srcPitch = cp.dstPitch = n->bytes;
+    cp.srcHeight = cp.dstHeight = 1;
+    cp.WidthInBytes = n->bytes;
+    cp.Height = cp.Depth = 1;
+    return b->cu->cuGraphAddMemcpyNode(out, g, deps, (size_t)n->ndeps, &cp, b->d[n->dev].ctx);
+}
+
+static pg_status graph_build(pg__backend *b, const pg__bnode *nodes, int n, void **out) {
+    pg_status st = use(b, nodes[0].dev);
+    if (st)
+        return st;
+    CUgraphNode *h = pg__calloc((size_t)n, sizeof *h);
+    CUgraphNode *deps = pg__calloc((size_t)n, sizeof *deps);
+    if (!h || !deps) {
+        pg__free(h);
+        pg__free(deps);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    CUgraph g = NULL;
+    CUgraphExec e = NULL;
+    CUresult r = b->cu->cuGraphCreate(&g, 0);
+    const char *what = "cuGraphCreate";
+    for (int i = 0; !r && i < n; i++) {
+        for (int j = 0; j < nodes[i].ndeps; j++)
+            deps[j] = h[nodes[i].deps[j]];
+        r = add_node(b, g, &nodes[i], deps, &h[i]);
+        what = nodes[i].kind == PG__BNODE_LAUNCH ? "cuGraphAddKernelNode" : "cuGraphAddMemcpyNode";
+    }
+    if (!r) {
+        what = "cuGraphInstantiate";
+        r = b->cu->cuGraphInstantiate(&e, g, 0);
+    }
+    if (g)
+        b->cu->cuGraphDestroy(g); /* the executable graph stands alone */
+    pg__free(h);
+    pg__free(deps);
+    if (r) {
+        fault_seen(b, r);
+        return (pg_status)pg__cu_error(b->cu, r, what);
+    }
+    *out = e;
+    return PG_OK;
+}
+
+static pg_status graph_launch(pg__backend *b, pg__bstream *s, void *graph) {
+    pg_status st = use(b, s->dev);
+    if (st)
+        return st;
+    CU(b->cu->cuGraphLaunch(graph, s->s), "cuGraphLaunch");
+    return PG_OK;
+}
+
+static void graph_free(pg__backend *b, void *graph) {
+    b->cu->cuGraphExecDestroy(graph);
+}
+
 static uint64_t ns_since_epoch(pg__backend *b, int dev, void *ev) {
     float ms = 0;
     if (!ev || b->cu->cuEventElapsedTime(&ms, b->d[dev].epoch, (CUevent)ev) != CUDA_SUCCESS)
@@ -613,6 +702,9 @@ static const pg__backend_ops ops = {
     .kernel_function = kernel_function,
     .kernel_free = kernel_free,
     .launch = launch,
+    .graph_build = graph_build,
+    .graph_launch = graph_launch,
+    .graph_free = graph_free,
     .timing_resolve = timing_resolve,
     .timing_release = timing_release,
     .wants_timing_events = 1,

@@ -16,6 +16,37 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef unsigned long long CUdeviceptr;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUkern_st *CUkernel;
+typedef struct {
+    CUfunction func;
+    unsigned gridDimX, gridDimY, gridDimZ;
+    unsigned blockDimX, blockDimY, blockDimZ;
+    unsigned sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    CUkernel kern; /* NULL: func is used */
+    CUcontext ctx; /* the context (device) the kernel runs in */
+} CUDA_KERNEL_NODE_PARAMS_v2;
+typedef struct {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    void *reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    void *reserved1;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+} CUDA_MEMCPY3D;
 typedef struct {
     char bytes[16];
 } CUuuid;
@@ -65,6 +96,7 @@ enum {
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
     CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    CU_MEMORYTYPE_HOST = 1,
     CU_MEMORYTYPE_DEVICE = 2,
     CU_MEMORYTYPE_UNIFIED = 4,
 };
@@ -113,7 +145,19 @@ enum {
     X(cuFuncSetAttribute, "cuFuncSetAttribute", (CUfunction f, int attr, int v))                   \
     X(cuLaunchKernel, "cuLaunchKernel",                                                            \
       (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
-       unsigned shmem, CUstream s, void **params, void **extra))
+       unsigned shmem, CUstream s, void **params, void **extra))                                   \
+    X(cuGraphCreate, "cuGraphCreate", (CUgraph * g, unsigned flags))                               \
+    X(cuGraphDestroy, "cuGraphDestroy", (CUgraph g))                                               \
+    X(cuGraphAddKernelNode, "cuGraphAddKernelNode_v2",                                             \
+      (CUgraphNode * n, CUgraph g, const CUgraphNode *deps, size_t ndeps,                          \
+       const CUDA_KERNEL_NODE_PARAMS_v2 *p))                                                       \
+    X(cuGraphAddMemcpyNode, "cuGraphAddMemcpyNode",                                                \
+      (CUgraphNode * n, CUgraph g, const CUgraphNode *deps, size_t ndeps, const CUDA_MEMCPY3D *p,  \
+       CUcontext ctx))                                                                             \
+    X(cuGraphInstantiate, "cuGraphInstantiateWithFlags",                                           \
+      (CUgraphExec * e, CUgraph g, unsigned long long flags))                                      \
+    X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec e, CUstream s))                                 \
+    X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec e))
 
 typedef struct pg__cu {
 #define PG__CU_FIELD(name, sym, params) CUresult(*name) params;

@@ -5,7 +5,7 @@
  * PG_DIFF_PROGRAMS sets the number of programs (default 500), PG_DIFF_SEED the first seed; the
  * last line counts mismatches and the programs that had one (tests/soak/soak.sh reads it);
  * PG_DIFF_MEMORY_LIMIT runs the asynchronous side under that device_memory_limit.
- * Each maximal block of consecutive launches runs `reps` times (1-3, from the seed): eagerly on
+ * Each maximal block of consecutive launches runs `reps` times (1-5, from the seed): eagerly on
  * the serial side and in half of the configurations (each device, stream and parent-stream
  * policy among them), and
  * recorded once as a graph (pg_graph_*) and replayed `reps` times in the other half. */
@@ -37,7 +37,7 @@ static void generate(unsigned seed, program *p) {
     p->seed = seed;
     p->narrays = 2 + (int)(diff_rnd(&s) % (MAX_ARRAYS - 1));
     p->nops = 5 + (int)(diff_rnd(&s) % (MAX_OPS - 5));
-    p->reps = 1 + (int)(diff_rnd(&s) % 3);
+    p->reps = 1 + (int)(diff_rnd(&s) % 5); /* from the third replay on, plans replay */
     for (int i = 0; i < p->nops; i++) {
         op *o = &p->ops[i];
         unsigned r = diff_rnd(&s) % 100;
