@@ -345,11 +345,14 @@ void pg__plan_note_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn)
 void pg__plan_note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, const void *src);
 void pg__plan_note_read(pg__runtime *rt, pg__array *a, int loc); /* a's value at loc was read */
 void pg__plan_note_broken(pg__runtime *rt); /* not a plan: the lock was dropped meanwhile */
-/* Replay p as computation `name` when the arrays are as the plan needs them: *used = 0 (and
- * nothing done) when not; the caller then replays eagerly. *exact says the coherence state was
- * the captured one (else copies were issued first to make it so). */
+/* Replay p as one computation named `name`, first copying values to where the plan reads them
+ * if they are not there: *used = 0 (and nothing replayed) when p cannot replay now (a buffer
+ * moved meanwhile, or a host access holds it back); the caller then replays eagerly. */
 pg_status pg__plan_replay(pg__runtime *rt, pg__plan *p, const char *name, int *used);
-/* Whether p may replay now with the arrays as they are: 2 as captured, 1 after copies, 0 not. */
+/* Whether p may replay with the arrays as they are: 2 as eager calls would (every value it
+ * reads is where it reads it, and it copies none to where it already is), 1 only after
+ * copies or with copies eager calls would not make, 0 not at all (buffers moved, a device
+ * failed, a value lost). */
 int pg__plan_fit(pg__runtime *rt, const pg__plan *p);
 void pg__plan_free(pg__runtime *rt, pg__plan *p); /* waits for its last replay's work */
 

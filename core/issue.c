@@ -34,7 +34,7 @@ pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work 
     for (int i = 0; !st && i < c->nparents; i++)
         st = order_after(rt, s, c->parents[i]);
     /* A copy has no inputs to bring; a plan's replay brought its own (core/replay.c). */
-    for (int i = 0; !st && c->kind == PG__KERNEL && i < c->nargs; i++)
+    for (int i = 0; !st && c->kind != PG__COPY && c->kind != PG__REPLAY && i < c->nargs; i++)
         if (c->args[i].access & PG_ACCESS_IN)
             st = pg__issue_input(rt, c, c->args[i].array, s);
     if (!st && rt->timing && (c->kind == PG__KERNEL || c->kind == PG__COPY))

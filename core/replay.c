@@ -32,8 +32,8 @@ typedef struct plan_node {
 typedef struct plan_array {
     pg__array *a; /* referenced */
     pg_access access;
-    uint32_t entry; /* valid when the capture began */
-    int entry_fresh;
+    int written;         /* capturing: a captured launch wrote it already */
+    uint32_t copied_in;  /* where the plan copies the value it found (before writing it) */
     uint32_t need;       /* read by the plan where it had neither written nor copied */
     uint32_t made;       /* valid at the end because the plan wrote or copied there */
     uint32_t used;       /* where the plan's operations touch it */
@@ -97,8 +97,6 @@ pg__plan *pg__plan_capture_begin(pg__runtime *rt, pg__comp *const *calls, int nc
                 plan_array *pa = &p->arr[a->cap_idx];
                 pa->a = a;
                 pg__array_ref(a);
-                pa->entry = a->valid;
-                pa->entry_fresh = a->fresh;
             }
             p->arr[a->cap_idx].access |= calls[i]->args[j].access;
         }
@@ -189,8 +187,12 @@ void pg__plan_note_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn)
     }
     if (c->nslots)
         memcpy(nd->params, c->slots, (size_t)c->nslots * sizeof *nd->params);
-    for (int i = 0; i < c->nargs; i++)
-        p->arr[c->args[i].array->cap_idx].used |= PG__LOC_BIT(PG__LOC(s->device));
+    for (int i = 0; i < c->nargs; i++) {
+        plan_array *pa = &p->arr[c->args[i].array->cap_idx];
+        pa->used |= PG__LOC_BIT(PG__LOC(s->device));
+        if (c->args[i].access & PG_ACCESS_OUT)
+            pa->written = 1;
+    }
     p->kernels++;
 }
 
@@ -214,7 +216,10 @@ void pg__plan_note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, 
     nd->b.bytes = c->copy_bytes;
     nd->src_loc = c->copy_src;
     nd->dst_loc = c->copy_dst;
-    p->arr[c->args[0].array->cap_idx].used |= PG__LOC_BIT(c->copy_src) | PG__LOC_BIT(c->copy_dst);
+    plan_array *pa = &p->arr[c->args[0].array->cap_idx];
+    pa->used |= PG__LOC_BIT(c->copy_src) | PG__LOC_BIT(c->copy_dst);
+    if (!pa->written)
+        pa->copied_in |= PG__LOC_BIT(c->copy_dst);
     p->copies++;
 }
 
@@ -286,15 +291,22 @@ pg__plan *pg__plan_capture_end(pg__runtime *rt, pg__plan *p, int ok) {
     pg__free(p->comps);
     p->comps = NULL;
     if (!complete) {
+        pg__log(rt, 2, "replay: no plan captured (%s)",
+                !ok         ? "a call was held back or failed"
+                : p->broken ? "the lock was dropped or a buffer evicted meanwhile"
+                            : "an array has no value or buffer where the plan left it");
         pg__plan_free(rt, p);
         return NULL;
     }
     build_graph(rt, p);
+    pg__log(rt, 2, "replay: plan captured: %d operations (%llu kernels, %llu copies), %s", p->n,
+            (unsigned long long)p->kernels, (unsigned long long)p->copies,
+            p->graph ? "one graph launch" : "re-issued on their streams");
     return p;
 }
 
 int pg__plan_fit(pg__runtime *rt, const pg__plan *p) {
-    int exact = 1;
+    int as_eager = 1;
     for (int i = 0; i < p->n; i++)
         if (rt->dev[p->nodes[i].b.dev].failed)
             return 0;
@@ -306,10 +318,13 @@ int pg__plan_fit(pg__runtime *rt, const pg__plan *p) {
         for (int l = 0; l <= rt->ndev; l++)
             if ((pa->used & PG__LOC_BIT(l)) && loc_buffer(a, l) != pa->buf[l])
                 return 0; /* evicted or moved: the plan's addresses are stale */
-        if (a->valid != pa->entry || a->fresh != pa->entry_fresh)
-            exact = 0;
+        /* A value the plan reads where it is not now needs copies first; a copy of the value
+         * it found to where that value is now is one eager calls would not make (the plan was
+         * captured from a colder state: inputs on the host, say). */
+        if ((pa->need & ~a->valid) || (pa->copied_in & a->valid))
+            as_eager = 0;
     }
-    return exact ? 2 : 1;
+    return as_eager ? 2 : 1;
 }
 
 /* ---- issuing a plan */
