@@ -350,10 +350,17 @@ pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t sha
  * every device of the runtime). Between pg_graph_begin and pg_graph_end, pg_kernel_launch on
  * that runtime, from the thread that began, checks its arguments and records the call instead
  * of running it; nothing runs and no state changes until a replay. Each pg_graph_launch issues
- * the recorded calls again, in order, with the same arrays and scalar values, exactly as if
- * they were launched eagerly at that moment: dependencies on work before and after the replay,
- * coherence, and the DAG (one vertex per replayed call) are those of the eager calls. The
- * argument binding is done once, at recording. Inside a recording, on the recording thread, a
+ * the recorded calls again, in order, with the same arrays and scalar values, as if they were
+ * launched eagerly at that moment: dependencies on work before and after the replay and
+ * coherence are those of the eager calls. The argument binding is done once, at recording.
+ * The first replay (and one that finds the arrays elsewhere than a plan expects) issues the
+ * calls eagerly and keeps what they did — devices, streams, copies — as the graph's plan; a
+ * replay that finds every value the plan reads where it reads it issues the plan again as one
+ * operation (on GPUs one CUDA graph spanning the GPUs it uses; on CPU devices the same
+ * operations re-issued without analysis). In the DAG a plan replay is one kernel vertex named
+ * "graph replay (N calls)", reading and writing what the calls do; an eager replay shows each
+ * call. With the sync or trace option every replay is eager. Inside a recording, on the
+ * recording thread, a
  * host access (read, write, map, prefetch, device pointer, sync) on the runtime and any call on
  * another runtime are errors, as is freeing an array the recording uses (from any thread);
  * launches from other threads are refused while the runtime records. A replay whose recorded

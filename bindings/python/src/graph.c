@@ -163,7 +163,11 @@ PyTypeObject pgpy_graph_type = {
               "Inside the block, reading or writing an array from the host, rt.sync() and any\n"
               "call on another runtime raise StateError, as does freeing an array the block\n"
               "used; a replay after such an array was freed raises StateError naming it.\n"
-              "Arguments are bound once, at recording: scalars keep their recorded values.",
+              "Arguments are bound once, at recording: scalars keep their recorded values.\n"
+              "The first replay makes the calls and keeps what they did (devices, streams,\n"
+              "copies) as the graph's plan; later replays that find the arrays where the plan\n"
+              "reads them issue it as one operation (on GPUs one CUDA graph), one DAG vertex\n"
+              "named 'graph replay (N calls)'.",
     .tp_dealloc = graph_dealloc,
     .tp_repr = graph_repr,
     .tp_call = graph_call,

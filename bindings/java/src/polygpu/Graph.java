@@ -16,9 +16,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * }</pre>
  *
  * <p>Each replay issues the recorded launches again, in order, with the same arrays and
- * argument values, exactly as if they were made at that moment: dependencies on work before and
- * after, coherence and the DAG (one vertex per replayed launch) are those of the eager launches.
- * Arguments are bound once, at recording. Inside the recording, on the recording thread, a host
+ * argument values, as if they were made at that moment: dependencies on work before and after
+ * and coherence are those of the eager launches. Arguments are bound once, at recording. The
+ * first replay makes the launches and keeps what they did (devices, streams, copies) as the
+ * graph's plan; later replays that find the arrays where the plan reads them issue the plan as
+ * one operation (on GPUs one CUDA graph), shown in the DAG as one kernel vertex named
+ * "graph replay (N calls)". Inside the recording, on the recording thread, a host
  * access to the runtime's arrays, {@link Runtime#sync()} and any call on another runtime throw
  * {@link StateException}, as does closing an array the recording uses; a replay after such an
  * array was closed throws {@link StateException} naming it. {@link #close()} frees the graph; a

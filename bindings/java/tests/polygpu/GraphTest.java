@@ -45,7 +45,9 @@ class GraphTest {
                 g.launch();
                 assertEquals((10.0f * r + 1) * 2, y.getFloat(5));
             }
-            assertEquals(6, TestSupport.Dag.of(rt).ids("kernel").size());
+            // The first replay makes the launches (and keeps them as the graph's plan); the later
+            // ones, finding x where the plan reads it, issue the plan: one vertex each.
+            assertEquals(4, TestSupport.Dag.of(rt).ids("kernel").size());
         }
     }
 
