@@ -2,10 +2,12 @@
 #include "core/internal.h"
 #include "core/host_memory.h"
 
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 
-static pg_status add_live(pg__runtime *rt, pg__array *a) {
+pg_status pg__array_add_live(pg__runtime *rt, pg__array *a) {
     if (rt->narrays == rt->caparrays) {
         int cap = rt->caparrays ? rt->caparrays * 2 : 64;
         pg__array **n = pg__realloc(rt->arrays, (size_t)cap * sizeof *n);
@@ -19,7 +21,7 @@ static pg_status add_live(pg__runtime *rt, pg__array *a) {
     return PG_OK;
 }
 
-static void remove_live(pg__runtime *rt, pg__array *a) {
+void pg__array_remove_live(pg__runtime *rt, pg__array *a) {
     pg__array *last = rt->arrays[--rt->narrays];
     rt->arrays[a->live_index] = last;
     last->live_index = a->live_index;
@@ -69,11 +71,11 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
     pg__array *a = pg__calloc(1, sizeof *a);
     pg_status st = a ? PG_OK : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!st)
-        st = add_live(rt, a);
+        st = pg__array_add_live(rt, a);
     if (!st) {
         a->handle = pg__handle_new(PG__H_ARRAY, a, rt);
         if (!a->handle) {
-            remove_live(rt, a);
+            pg__array_remove_live(rt, a);
             st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
         }
     }
@@ -93,6 +95,10 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
     a->nbytes = nbytes;
     a->fresh = 1;
     a->valid = (1u << (rt->ndev + 1)) - 1;
+    a->kind = PG__A_ROOT;
+    a->store = a;
+    a->one = a;
+    a->users = 1;
     pg__leave(rt);
     *out = (pg_array *)(uintptr_t)a->handle;
     return PG_OK;
@@ -117,11 +123,22 @@ void pg__array_unref(pg__array *a) {
             rt->ops->dev_free(rt->b, d, a->dev[d]);
             pg__evict_forget(rt, a, d);
         }
+    pg__array *store = a->store;
+    pg__free(a->pieces);
     pg__free(a);
+    if (store != a) /* a view or a piece: the elements may go now */
+        pg__array_unref(store);
 }
 
 pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
     pg__runtime *rt = a->rt;
+    if (a->store != a) { /* a piece or a view: the root's buffer, at its offset */
+        void *base;
+        pg_status st = pg__array_buffer(a->store, loc, s, &base);
+        if (!st)
+            *out = (char *)base + a->off * pg_dtype_size(a->dtype);
+        return st;
+    }
     if (loc == 0) {
         if (!a->host) {
             pg_status st = rt->ops->host_alloc(rt->b, a->nbytes, &a->host);
@@ -166,14 +183,15 @@ pg_status pg_array_free(pg_array *h) {
                          "it after pg_graph_end (and after the last replay)",
                          (unsigned long long)a->id);
     }
-    if (a->map_count) {
+    if (a->umaps) {
         pg__leave(a->rt);
         return pg__error(PG_ERROR_STATE,
                          "pg_array_free: array %llu is still mapped; unmap it first",
                          (unsigned long long)a->id);
     }
     pg__handle_release(a->handle);
-    remove_live(rt, a);
+    pg__array_remove_live(rt, a);
+    pg__array_user_gone(a); /* a root's elements stay while its views and work use them */
     pg__array_unref(a);
     pg__leave(rt);
     return PG_OK;
@@ -194,7 +212,12 @@ pg_status pg_array_describe(pg_array *h, pg_array_desc *out) {
         out->shape[i] = a->shape[i];
     out->size = a->size;
     out->nbytes = a->nbytes;
-    out->valid = a->valid;
+    pg__array **ps;
+    int n;
+    pg__array_parts(a, &ps, &n);
+    out->valid = ~0u; /* where every piece of it is current */
+    for (int i = 0; i < n; i++)
+        out->valid &= ps[i]->fresh ? (1u << (a->rt->ndev + 1)) - 1 : ps[i]->valid;
     pg__leave(a->rt);
     return PG_OK;
 }
@@ -212,7 +235,42 @@ static pg_status check_range(pg__array *a, uint64_t first, uint64_t count, const
     return PG_OK;
 }
 
-/* One host access: begin, copy, end. */
+/* Begin a host access to the piece of root r at element pos (its holder then). The lock is
+ * dropped while it waits, when another thread may cut that piece: then the access goes to the
+ * halves instead. */
+static pg_status piece_begin(pg__runtime *rt, pg__array *r, uint64_t pos, uint64_t end,
+                             pg_access access, pg__array **out) {
+    for (;;) {
+        pg__array *p = pg__array_piece_at(r, pos);
+        /* a write of a whole piece needs none of its old value */
+        pg_access acc = access == PG_ACCESS_OUT && !(pos == p->off && end >= p->off + p->size)
+                            ? PG_ACCESS_INOUT
+                            : access;
+        pg__array_ref(p);
+        pg_status st = pg__exec_host_begin(rt, p, acc);
+        if (!st && p->superseded) {
+            st = pg__exec_host_end(rt, p);
+            pg__array_unref(p);
+            if (st)
+                return st;
+            continue;
+        }
+        if (st) {
+            pg__array_unref(p);
+            return st;
+        }
+        *out = p; /* referenced */
+        return PG_OK;
+    }
+}
+
+static pg_status piece_end(pg__runtime *rt, pg__array *p) {
+    pg_status st = pg__exec_host_end(rt, p);
+    pg__array_unref(p);
+    return st;
+}
+
+/* One host access per piece the range covers: begin, copy, end. */
 static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *dst, const void *src,
                            const char *fn) {
     pg__error_clear();
@@ -223,21 +281,25 @@ static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *ds
     pg_status st = pg__graph_refuse(rt, fn, a);
     if (!st)
         st = check_range(a, first, count, dst ? dst : src, fn);
-    if (!st && count) {
-        pg_access acc =
-            dst ? PG_ACCESS_IN : (first == 0 && count == a->size ? PG_ACCESS_OUT : PG_ACCESS_INOUT);
-        pg__array_ref(a); /* a concurrent free must not take the memory while we copy */
-        st = pg__exec_host_begin(rt, a, acc);
-        if (!st) {
-            size_t es = pg_dtype_size(a->dtype);
-            char *host = (char *)a->host + first * es;
-            pthread_mutex_unlock(&rt->mu);
-            memcpy(dst ? dst : host, dst ? (const void *)host : src, count * es);
-            pthread_mutex_lock(&rt->mu);
-            st = pg__exec_host_end(rt, a);
-        }
-        pg__array_unref(a);
+    pg__array *r = a->store;
+    pg__array_ref(r); /* a concurrent free must not take the memory while we copy */
+    size_t es = pg_dtype_size(a->dtype);
+    uint64_t start = a->off + first, pos = start, end = start + count;
+    while (!st && pos < end) {
+        pg__array *p;
+        st = piece_begin(rt, r, pos, end, dst ? PG_ACCESS_IN : PG_ACCESS_OUT, &p);
+        if (st)
+            break;
+        uint64_t hi = p->off + p->size < end ? p->off + p->size : end;
+        char *host = (char *)r->host + pos * es;
+        char *user = (char *)(dst ? dst : (void *)(uintptr_t)src) + (pos - start) * es;
+        pthread_mutex_unlock(&rt->mu);
+        memcpy(dst ? user : host, dst ? host : user, (hi - pos) * es);
+        pthread_mutex_lock(&rt->mu);
+        st = piece_end(rt, p);
+        pos = hi;
     }
+    pg__array_unref(r);
     pg__leave(rt);
     return st;
 }
@@ -250,6 +312,19 @@ pg_status pg_array_write(pg_array *h, uint64_t first, uint64_t count, const void
     return host_copy(h, first, count, NULL, src, "pg_array_write");
 }
 
+/* End the host accesses of a's pieces from its start to element `upto` of its root. */
+static pg_status end_pieces(pg__runtime *rt, pg__array *a, uint64_t upto) {
+    pg_status first = PG_OK;
+    for (uint64_t pos = a->off; pos < upto;) {
+        pg__array *p = pg__array_piece_at(a->store, pos);
+        pos = p->off + p->size;
+        pg_status st = pg__exec_host_end(rt, p);
+        if (!first)
+            first = st;
+    }
+    return first;
+}
+
 pg_status pg_array_map(pg_array *h, pg_access access, void **ptr) {
     pg__error_clear();
     if (!ptr)
@@ -260,12 +335,28 @@ pg_status pg_array_map(pg_array *h, pg_access access, void **ptr) {
     pg__array *a = pg__enter_array(h, "pg_array_map");
     if (!a)
         return PG_ERROR_STATE;
-    pg_status st = pg__graph_refuse(a->rt, "pg_array_map", a);
-    if (!st)
-        st = pg__exec_host_begin(a->rt, a, access);
-    if (!st)
-        *ptr = a->host;
-    pg__leave(a->rt);
+    pg__runtime *rt = a->rt;
+    pg_status st = pg__graph_refuse(rt, "pg_array_map", a);
+    uint64_t pos = a->off, end = a->off + a->size;
+    while (!st && pos < end) {
+        pg__array *p;
+        st = piece_begin(rt, a->store, pos, end, access, &p);
+        if (!st) {
+            pos = p->off + p->size;
+            pg__array_unref(p); /* its mapping keeps it until the unmap */
+        }
+    }
+    if (st && pos > a->off) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", pg_last_error());
+        (void)end_pieces(rt, a, pos); /* no access granted: end what was begun */
+        st = pg__error(st, "%s", why);
+    }
+    if (!st) {
+        a->umaps++;
+        *ptr = pg__array_buf(a, 0);
+    }
+    pg__leave(rt);
     return st;
 }
 
@@ -274,7 +365,13 @@ pg_status pg_array_unmap(pg_array *h) {
     pg__array *a = pg__enter_array(h, "pg_array_unmap");
     if (!a)
         return PG_ERROR_STATE;
-    pg_status st = pg__exec_host_end(a->rt, a);
+    pg_status st =
+        a->umaps ? PG_OK
+                 : pg__error(PG_ERROR_STATE, "array %llu is not mapped", (unsigned long long)a->id);
+    if (!st) {
+        a->umaps--;
+        st = end_pieces(a->rt, a, a->off + a->size);
+    }
     pg__leave(a->rt);
     return st;
 }
@@ -290,13 +387,20 @@ pg_status pg_array_prefetch(pg_array *h, int location) {
         st = pg__error(PG_ERROR_ARGUMENT,
                        "pg_array_prefetch: location %d is neither PG_HOST (-1) nor a device 0..%d",
                        location, rt->ndev - 1);
-    /* Nothing to copy yet while the current value is still being made on the host or waits
-     * behind a mapping: the copy would read an unfinished value. */
-    pg__comp *w = a->hist.writer;
-    int unknown = (a->map_comp && a->map_comp->kind == PG__HOST_WRITE) ||
-                  (w && (w->state == PG__OPEN || w->state == PG__PENDING));
-    if (!st && !unknown)
-        st = pg__issue_prefetch(rt, a, location == PG_HOST ? 0 : PG__LOC(location));
+    pg__array **ps;
+    int n = 0;
+    if (!st)
+        pg__array_parts(a, &ps, &n);
+    for (int i = 0; !st && i < n; i++) {
+        pg__array *p = ps[i];
+        /* Nothing to copy yet while the current value is still being made on the host or
+         * waits behind a mapping: the copy would read an unfinished value. */
+        pg__comp *w = p->hist.writer;
+        int unknown = (p->map_comp && p->map_comp->kind == PG__HOST_WRITE) ||
+                      (w && (w->state == PG__OPEN || w->state == PG__PENDING));
+        if (!unknown)
+            st = pg__issue_prefetch(rt, p, location == PG_HOST ? 0 : PG__LOC(location));
+    }
     if (st == PG_ERROR_OUT_OF_MEMORY && location != PG_HOST) {
         /* No room on the device short of waiting for other work (core/evict.c): a hint
          * leaves it to the launch that needs the array, which may wait. */

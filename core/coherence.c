@@ -9,7 +9,7 @@
 #include <string.h>
 
 static int has_buffer(const pg__array *a, int loc) {
-    return loc == 0 ? a->host != NULL : a->dev[loc - 1] != NULL;
+    return pg__array_buf(a, loc) != NULL;
 }
 
 /* The valid location with the fastest link to dst. */
@@ -76,6 +76,7 @@ void pg__coh_copied(pg__runtime *rt, pg__array *a, int dst, pg__comp *cc) {
 }
 
 static void clear_lost(pg__array *a);
+static void value_lost_with(pg__runtime *rt, pg__array *a, int dev, int loc, const char *why);
 
 void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc) {
     clear_lost(a); /* a new value */
@@ -165,27 +166,35 @@ void pg__coh_device_failed(pg__runtime *rt, int dev, const char *why) {
     d->failure = pg__strdup(why);
     pg__log(rt, 1, "device %d failed: %s", dev, why);
     int loc = PG__LOC(dev);
-    for (int i = 0; i < rt->narrays; i++) {
-        pg__array *a = rt->arrays[i];
-        if (!(a->valid & PG__LOC_BIT(loc)))
-            continue;
-        a->valid &= ~PG__LOC_BIT(loc);
-        for (int l = 0; l <= rt->ndev; l++)
-            if ((a->valid & PG__LOC_BIT(l)) && pending_copy_from(a->ready[l], loc))
-                a->valid &= ~PG__LOC_BIT(l);
-        if (a->valid || a->lost)
-            continue;
-        pg__comp *r = a->ready[loc];
-        char m[1536];
-        if (r && r->err) {
-            set_lost(a, value_message(a, r->err));
-            continue;
-        }
-        snprintf(m, sizeof m,
-                 "array %llu was lost with device %d: its only current copy was there (%s)",
-                 (unsigned long long)a->id, dev, why);
-        set_lost(a, pg__strdup(m));
+    for (int i = 0; i < rt->narrays; i++) { /* a view: its root's pieces (again: no change) */
+        pg__array **ps;
+        int np;
+        pg__array_parts(rt->arrays[i]->store, &ps, &np);
+        for (int k = 0; k < np; k++)
+            value_lost_with(rt, ps[k], dev, loc, why);
     }
+}
+
+/* Device dev failed: a's copy there is gone; a is lost when it was the only current one. */
+static void value_lost_with(pg__runtime *rt, pg__array *a, int dev, int loc, const char *why) {
+    if (!(a->valid & PG__LOC_BIT(loc)))
+        return;
+    a->valid &= ~PG__LOC_BIT(loc);
+    for (int l = 0; l <= rt->ndev; l++)
+        if ((a->valid & PG__LOC_BIT(l)) && pending_copy_from(a->ready[l], loc))
+            a->valid &= ~PG__LOC_BIT(l);
+    if (a->valid || a->lost)
+        return;
+    pg__comp *r = a->ready[loc];
+    char m[1536];
+    if (r && r->err) {
+        set_lost(a, value_message(a, r->err));
+        return;
+    }
+    snprintf(m, sizeof m,
+             "array %llu was lost with device %d: its only current copy was there (%s)",
+             (unsigned long long)a->id, dev, why);
+    set_lost(a, pg__strdup(m));
 }
 
 void pg__coh_faults_check(pg__runtime *rt) {

@@ -118,7 +118,7 @@ static int users_of(pg__runtime *rt, pg__comp *p, waitlist *w, int depth) {
 /* The unfinished work that may still use a's buffers, added to w if not NULL: its history
  * and the producers of its copies. Asked for the array as a whole: a copy between two devices
  * reads one device's buffer from the other's stream. 0: idle; -1: unknown (busy). */
-static int users(pg__runtime *rt, pg__array *a, waitlist *w) {
+static int piece_users(pg__runtime *rt, pg__array *a, waitlist *w) {
     int n = 0, k;
     for (int l = 0; l <= rt->ndev; l++) {
         if ((k = users_of(rt, a->ready[l], w, USER_DEPTH)) < 0)
@@ -136,16 +136,30 @@ static int users(pg__runtime *rt, pg__array *a, waitlist *w) {
     return n;
 }
 
+/* The same for every piece of a root (its buffers hold them all). */
+static int users(pg__runtime *rt, pg__array *a, waitlist *w) {
+    pg__array **ps;
+    int np, n = 0;
+    pg__array_parts(a, &ps, &np);
+    for (int i = 0; i < np; i++) {
+        int k = piece_users(rt, ps[i], w);
+        if (k < 0)
+            return -1;
+        n += k;
+    }
+    return n;
+}
+
 static int busy(pg__runtime *rt, pg__array *a) {
     return users(rt, a, NULL) != 0;
 }
 
 static int has_buffer(const pg__array *a, int loc) {
-    return loc == 0 ? a->host != NULL : a->dev[loc - 1] != NULL;
+    return pg__array_buf(a, loc) != NULL;
 }
 
-/* Can a's copy on dev go without losing the current value? */
-static int clean(const pg__runtime *rt, const pg__array *a, int dev) {
+/* Can a piece's copy on dev go without losing its current value? */
+static int piece_clean(const pg__runtime *rt, const pg__array *a, int dev) {
     int loc = PG__LOC(dev);
     if (a->fresh || !(a->valid & PG__LOC_BIT(loc)))
         return 1;
@@ -155,15 +169,31 @@ static int clean(const pg__runtime *rt, const pg__array *a, int dev) {
     return 0;
 }
 
+/* Can root a's buffer on dev go: is every piece's copy there clean? */
+static int clean(const pg__runtime *rt, pg__array *a, int dev) {
+    pg__array **ps;
+    int np;
+    pg__array_parts(a, &ps, &np);
+    for (int i = 0; i < np; i++)
+        if (!piece_clean(rt, ps[i], dev))
+            return 0;
+    return 1;
+}
+
 static void drop(pg__runtime *rt, pg__array *a, int dev) {
     int loc = PG__LOC(dev);
     pg__plan_note_broken(rt); /* a plan being captured may have used this address */
     rt->ops->dev_free(rt->b, dev, a->dev[dev]);
     a->dev[dev] = NULL;
     rt->stats.device_bytes[dev] -= a->nbytes;
-    if (!a->fresh) /* a never-written array is zeros wherever it gets a buffer */
-        a->valid &= ~PG__LOC_BIT(loc);
-    pg__comp_set(rt, &a->ready[loc], NULL);
+    pg__array **ps;
+    int np;
+    pg__array_parts(a, &ps, &np);
+    for (int i = 0; i < np; i++) {
+        if (!ps[i]->fresh) /* a never-written array is zeros wherever it gets a buffer */
+            ps[i]->valid &= ~PG__LOC_BIT(loc);
+        pg__comp_set(rt, &ps[i]->ready[loc], NULL);
+    }
     a->dev_evicted[dev] = rt->dev[dev].loads + 1;
     rt->stats.evictions++;
     rt->stats.bytes_evicted += a->nbytes;
@@ -243,10 +273,10 @@ static pg_status add_parent(pg__runtime *rt, pg__comp *w, pg__comp *p) {
     return pg__dag_record_add_parent(rt, w, p->id);
 }
 
-/* Copy a's only current value (on a device, which no unfinished work uses) to the host; then
- * a->ready[0] is the copy. The copy joins a's readers. Its last writer may be held back (or a
- * host access may be waiting for its parents): it has not written yet, and the copy reads
- * the value before it, so it becomes one of that writer's parents as well. */
+/* Copy a piece's only current value (on a device, which no unfinished work uses) to the host;
+ * then a->ready[0] is the copy. The copy joins a's readers. Its last writer may be held back
+ * (or a host access may be waiting for its parents): it has not written yet, and the copy
+ * reads the value before it, so it becomes one of that writer's parents as well. */
 static pg_status write_back(pg__runtime *rt, pg__array *a) {
     pg__comp *lw = a->hist.writer;
     pg_status st = pg__issue_prefetch(rt, a, 0);
@@ -305,12 +335,15 @@ static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t m
             planned += a->nbytes;
         else if (nu == 0 && clean(rt, a, dev))
             drop(rt, a, dev); /* its work finished since free_clean looked */
-        else if (nu == 0) {
-            st = write_back(rt, a);
-            if (!st) {
-                wait_add(&w, a->ready[0]);
+        else if (nu == 0) {   /* the dirty pieces go home first */
+            pg__array **ps;
+            int np;
+            pg__array_parts(a, &ps, &np);
+            for (int k = 0; !st && k < np; k++)
+                if (!piece_clean(rt, ps[k], dev) && !(st = write_back(rt, ps[k])))
+                    wait_add(&w, ps[k]->ready[0]);
+            if (!st)
                 planned += a->nbytes;
-            }
         }
     }
     pg__free(cs);
@@ -337,16 +370,30 @@ static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t m
     return st;
 }
 
-static pg_status too_big(pg__runtime *rt, const pg__comp *c, int dev, uint64_t total) {
+/* The roots whose buffers c's arguments (pieces, views or roots) live in, each once: what a
+ * placement allocates and counts. */
+static int stores_of(const pg__comp *c, pg__array **out) {
+    int n = 0;
+    for (int i = 0; i < c->nargs; i++) {
+        pg__array *r = c->args[i].array->store;
+        int j = 0;
+        while (j < n && out[j] != r)
+            j++;
+        if (j == n)
+            out[n++] = r;
+    }
+    return n;
+}
+
+static pg_status too_big(pg__runtime *rt, const pg__comp *c, int dev, uint64_t total,
+                         pg__array *const *st, int ns) {
     char list[1024];
     size_t len = 0;
     list[0] = '\0';
-    for (int i = 0; i < c->nargs && len < sizeof list - 64; i++) {
-        const pg__array *a = c->args[i].array;
+    for (int i = 0; i < ns && len < sizeof list - 64; i++)
         len += (size_t)snprintf(list + len, sizeof list - len, "%sarray %llu: %llu bytes",
-                                i ? ", " : "", (unsigned long long)a->id,
-                                (unsigned long long)a->nbytes);
-    }
+                                i ? ", " : "", (unsigned long long)st[i]->id,
+                                (unsigned long long)st[i]->nbytes);
     return pg__error(PG_ERROR_OUT_OF_MEMORY,
                      "kernel %s on device %d: its arguments need %llu bytes together (%s), more "
                      "than device_memory_limit %llu bytes of device %d; split the work into "
@@ -358,14 +405,12 @@ static pg_status too_big(pg__runtime *rt, const pg__comp *c, int dev, uint64_t t
 /* Is placing c on dev a ping-pong load (see the top of this file)? Fails if it would be the
  * PINGPONG_LOADS-th in a row. */
 static pg_status check_pingpong(pg__runtime *rt, const pg__comp *c, int dev, uint64_t total,
-                                int *step) {
+                                pg__array *const *st, int ns, int *step) {
     pg__device *d = &rt->dev[dev];
     uint64_t cap = capacity_of(rt, dev), reloaded = 0;
-    for (int i = 0; d->loads && i < c->nargs; i++) {
-        const pg__array *a = c->args[i].array;
-        if (!a->dev[dev] && a->dev_evicted[dev] == d->loads)
-            reloaded += a->nbytes;
-    }
+    for (int i = 0; d->loads && i < ns; i++)
+        if (!st[i]->dev[dev] && st[i]->dev_evicted[dev] == d->loads)
+            reloaded += st[i]->nbytes;
     *step = cap && reloaded * 2 >= cap;
     if (!*step || d->pingpong + 1 < PINGPONG_LOADS)
         return PG_OK;
@@ -382,15 +427,15 @@ static pg_status check_pingpong(pg__runtime *rt, const pg__comp *c, int dev, uin
                      (unsigned long long)(total + d->last_ws));
 }
 
-/* Allocate the buffers c lacks on dev. The device itself running out makes room like the
- * limit does; needing to wait, the buffers allocated here are freed first (nothing uses them
- * yet, and a never-written array's buffer is not zeroed until all are there). */
-static pg_status alloc_all(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s, uint64_t mark,
-                           int *again) {
+/* Allocate the buffers the roots st lack on dev. The device itself running out makes room like
+ * the limit does; needing to wait, the buffers allocated here are freed first (nothing uses
+ * them yet, and a never-written array's buffer is not zeroed until all are there). */
+static pg_status alloc_all(pg__runtime *rt, pg__array *const *sts, int ns, int dev, pg__stream *s,
+                           uint64_t mark, int *again) {
     uint64_t made = 0;
     pg_status st = PG_OK;
-    for (int i = 0; !st && i < c->nargs; i++) {
-        pg__array *a = c->args[i].array;
+    for (int i = 0; !st && i < ns; i++) {
+        pg__array *a = sts[i];
         if (a->dev[dev])
             continue;
         while ((st = rt->ops->dev_alloc(rt->b, dev, a->nbytes, s->b, &a->dev[dev])) ==
@@ -405,9 +450,9 @@ static pg_status alloc_all(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s,
             pg__free(cs);
             if (freed)
                 continue;
-            for (int j = 0; j < c->nargs; j++)
+            for (int j = 0; j < ns; j++)
                 if (made >> j & 1) {
-                    pg__array *m = c->args[j].array;
+                    pg__array *m = sts[j];
                     rt->ops->dev_free(rt->b, dev, m->dev[dev]);
                     m->dev[dev] = NULL;
                     rt->stats.device_bytes[dev] -= m->nbytes;
@@ -425,8 +470,8 @@ static pg_status alloc_all(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s,
         count_alloc(rt, dev, a->nbytes);
         made |= UINT64_C(1) << i;
     }
-    for (int i = 0; !st && i < c->nargs; i++) {
-        pg__array *a = c->args[i].array;
+    for (int i = 0; !st && i < ns; i++) {
+        pg__array *a = sts[i];
         if ((made >> i & 1) && a->fresh &&
             (st = rt->ops->memset_zero(rt->b, s->b, a->dev[dev], a->nbytes))) {
             rt->ops->dev_free(rt->b, dev, a->dev[dev]);
@@ -439,9 +484,11 @@ static pg_status alloc_all(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s,
 
 pg_status pg__evict_reserve(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s, int *again) {
     *again = 0;
+    pg__array *sts[PG__MAX_PARAMS];
+    int ns = stores_of(c, sts);
     uint64_t total = 0, need = 0, stamp = ++rt->use_clock;
-    for (int i = 0; i < c->nargs; i++) {
-        pg__array *a = c->args[i].array;
+    for (int i = 0; i < ns; i++) {
+        pg__array *a = sts[i];
         total += a->nbytes;
         if (a->dev[dev])
             a->dev_use[dev] = stamp;
@@ -453,16 +500,16 @@ pg_status pg__evict_reserve(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s
     pg__device *d = &rt->dev[dev];
     uint64_t lim = limit_of(rt);
     if (lim && total > lim)
-        return too_big(rt, c, dev, total);
+        return too_big(rt, c, dev, total, sts, ns);
     uint64_t mark = ++rt->evict_mark;
-    for (int i = 0; i < c->nargs; i++)
-        c->args[i].array->evict_mark = mark;
+    for (int i = 0; i < ns; i++)
+        sts[i]->evict_mark = mark;
     int step = 0;
-    pg_status st = check_pingpong(rt, c, dev, total, &step);
+    pg_status st = check_pingpong(rt, c, dev, total, sts, ns, &step);
     if (!st && lim && rt->stats.device_bytes[dev] + need > lim)
         st = make_room(rt, dev, lim - need, mark, again);
     if (!st && !*again)
-        st = alloc_all(rt, c, dev, s, mark, again);
+        st = alloc_all(rt, sts, ns, dev, s, mark, again);
     rt->evict_mark++; /* the marks end with this attempt */
     if (!st && *again && ++restarts > MAX_RESTARTS) {
         *again = 0;
@@ -483,8 +530,8 @@ pg_status pg__evict_reserve(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s
     d->loads++;
     d->pingpong = step ? d->pingpong + 1 : 0;
     d->last_ws = total;
-    for (int i = 0; i < c->nargs; i++)
-        c->args[i].array->dev_use[dev] = stamp;
+    for (int i = 0; i < ns; i++)
+        sts[i]->dev_use[dev] = stamp;
     return PG_OK;
 }
 

@@ -216,7 +216,7 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     void *buf[PG__MAX_PARAMS];
     uint64_t zeroed = 0; /* args whose buffer this launch creates as zeros on s */
     for (int i = 0; !st && i < c->nargs; i++)
-        if (c->args[i].array->fresh && !c->args[i].array->dev[dev])
+        if (c->args[i].array->fresh && !pg__array_buf(c->args[i].array, PG__LOC(dev)))
             zeroed |= UINT64_C(1) << i;
     if (!st && (st = pg__evict_reserve(rt, c, dev, s, again)) == PG_OK && *again) {
         pg__plan_note_broken(rt); /* the lock was dropped: other threads' work came between */
@@ -280,6 +280,9 @@ pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
     if ((++rt->submits & 15) == 0)
         pg__exec_sweep(rt, 64);
     PG__PHASE_SHARED(PG__PH_SWEEP);
+    pg_status xst = pg__comp_expand_pieces(rt, c); /* roots and views to the pieces they cover */
+    if (xst)
+        return xst;
     for (;;) {
         pg_status st = pg__dag_parents(rt, c->args, c->nargs, &c->parents, &c->nparents,
                                        c->parents_in, PG__INLINE);
@@ -588,6 +591,13 @@ static pg_status foreign_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void 
 pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_access access,
                                  uint64_t src, size_t bytes, uint64_t foreign, void **ptr,
                                  uint64_t *stream) {
+    if (a->kind != PG__A_ROOT || a->pieces)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "array %llu is %s: device addresses for other libraries are given for "
+                         "whole arrays that no view cuts (copy the rows into an array of their "
+                         "own with a kernel)",
+                         (unsigned long long)a->id,
+                         a->kind == PG__A_VIEW ? "a view (pg_array_slice)" : "cut by views");
     if (a->map_count)
         return pg__error(PG_ERROR_STATE,
                          "array %llu is mapped on the host (a view is open): release it first",

@@ -157,11 +157,31 @@ pg_status pg__comp_failures_take(pg__runtime *rt);
 void pg__comp_pool_free(pg__runtime *rt);
 
 /* ---- arrays */
+/* What a pg__array is (core/pieces.c). A root owns the elements: one buffer per location. A
+ * view (pg_array_slice) is a handle on rows [lo, hi) of a root, with no state of its own. Once
+ * a view cuts a root, the root's value state (valid, fresh, ready, hist, lost, host mapping)
+ * lives in its pieces: internal arrays over consecutive element ranges between the cuts, whose
+ * buffers are the root's at an offset; computations work on pieces (core/exec.c expands the
+ * roots and views they are given), so dependencies and coherence are per piece. */
+typedef enum { PG__A_ROOT, PG__A_VIEW, PG__A_PIECE } pg__array_kind;
+
 struct pg__array {
     pg__runtime *rt;
-    uint64_t handle;
-    uint64_t id;
-    int refs; /* the user's handle + each computation using it */
+    uint64_t handle; /* 0 for pieces */
+    uint64_t id;     /* a piece has its root's: messages and the DAG name the user's array */
+    int refs; /* the user's handle + each computation using it; a root: + its views and pieces;
+               * a piece: + its root's list */
+    pg__array_kind kind;
+    pg__array *store; /* the root holding the elements (itself for a root) */
+    uint64_t off;     /* first element within store */
+    /* a root: its pieces in order (NULL: it is its own single piece, `one`), and its users
+     * (its handle and its views' handles: the pieces go when the last goes) */
+    pg__array **pieces;
+    int npieces, cappieces;
+    pg__array *one;
+    int users;
+    int superseded; /* a piece cut in two: no new work uses it */
+    int umaps;      /* a root or view: pg_array_map calls not unmapped yet */
     pg_dtype dtype;
     int ndim;
     int64_t shape[PG_MAX_DIMS];
@@ -380,8 +400,28 @@ void pg__comp_finish_host(pg__runtime *rt, pg__comp *c); /* a host access ended 
 /* ---- arrays (core/array.c) */
 void pg__array_ref(pg__array *a);
 void pg__array_unref(pg__array *a);
-/* The buffer at a location, allocated on first use (zeroed if the array is fresh). */
+/* rt->arrays, the live handles (a root or a view each) */
+pg_status pg__array_add_live(pg__runtime *rt, pg__array *a);
+void pg__array_remove_live(pg__runtime *rt, pg__array *a);
+/* The buffer at a location, allocated on first use (zeroed if the array is fresh); a piece's or
+ * view's is its root's at its offset. */
 pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out);
+/* The buffer at loc if there is one (a piece's or view's: its root's at its offset), or NULL. */
+void *pg__array_buf(const pg__array *a, int loc);
+
+/* ---- pieces (core/pieces.c) */
+/* The pieces holding the state of a (a root or a view): a span of the root's pieces, or the
+ * root itself while it was never cut. */
+void pg__array_parts(pg__array *a, pg__array ***parts, int *n);
+/* The piece of root r holding element e (r cut or not). */
+pg__array *pg__array_piece_at(pg__array *r, uint64_t e);
+/* A user handle of root or view a is gone: its root loses a user; the last one lets the pieces
+ * go (each goes when no computation uses it). */
+void pg__array_user_gone(pg__array *a);
+/* The kernel's arguments (roots and views, deduplicated) replaced by the pieces they cover,
+ * accesses merged per piece, slot map updated: at submission, so that a recording made before
+ * a cut replays over the pieces of then. */
+pg_status pg__comp_expand_pieces(pg__runtime *rt, pg__comp *c);
 
 /* ---- device memory (core/evict.c): the bytes of device buffers per device, kept under
  * device_memory_limit (and under what the device itself can give) by evicting least recently

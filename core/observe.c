@@ -25,15 +25,29 @@ static pg_dag_kind kind_of(pg__comp_kind k) {
 }
 
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
-    pg__record *r = pg__records_add(rt->records, c->id, c->nargs, c->nparents);
+    /* Pieces carry their array's id: one entry per array, accesses merged. */
+    uint64_t ids[PG__MAX_PARAMS];
+    pg_access acc[PG__MAX_PARAMS];
+    int n = 0;
+    for (int i = 0; i < c->nargs && n < PG__MAX_PARAMS; i++) {
+        int j = 0;
+        while (j < n && ids[j] != c->args[i].array->id)
+            j++;
+        if (j == n) {
+            ids[n] = c->args[i].array->id;
+            acc[n++] = 0;
+        }
+        acc[j] |= c->args[i].access;
+    }
+    pg__record *r = pg__records_add(rt->records, c->id, n, c->nparents);
     if (!r)
         return PG_ERROR_OUT_OF_MEMORY;
     r->kind = kind_of(c->kind);
     strncpy(r->name, name, sizeof r->name - 1); /* the slot was cleared: NUL-terminated */
     r->submit_ns = pg__now_ns() - rt->epoch_ns;
-    for (int i = 0; i < c->nargs; i++) {
-        r->arg_ids[i] = c->args[i].array->id;
-        r->arg_access[i] = c->args[i].access;
+    for (int i = 0; i < n; i++) {
+        r->arg_ids[i] = ids[i];
+        r->arg_access[i] = acc[i];
     }
     for (int i = 0; i < c->nparents; i++)
         r->parent_ids[i] = c->parents[i]->id;

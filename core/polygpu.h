@@ -264,6 +264,19 @@ pg_status pg_array_unmap(pg_array *a);
  * held back by one), and where the device has no room for it without waiting for other work
  * (device_memory_limit). */
 pg_status pg_array_prefetch(pg_array *a, int location);
+/* A view of rows [lo, hi) of a (along its first axis; a view of a view is a view of the same
+ * array): a new handle usable wherever an array is — a kernel argument (a pointer to its first
+ * element), read, write, map, prefetch, slice, free — sharing a's elements. Dependencies and
+ * coherence follow the ranges: two computations depend on each other only where the rows they
+ * touch overlap and one writes (kernels writing disjoint views of one array on two devices run
+ * at once), a read of a range copies only its stale parts, from wherever they are current, and
+ * a write of a range leaves the rest of the array where it is. Views and the whole array mix
+ * freely and may overlap; freeing an array whose views live keeps its memory until the last
+ * view is freed. A view has its array's id (pg_array_describe), the id the DAG shows for work
+ * on any range of it. Cutting an array that is mapped, or that work held back
+ * behind a mapped array uses, is refused. pg_array_device_pointer refuses views and arrays
+ * that views cut. */
+pg_status pg_array_slice(pg_array *a, int64_t lo, int64_t hi, pg_array **view);
 
 /* ---------------------------------------------------------------- kernels */
 

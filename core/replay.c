@@ -78,9 +78,14 @@ void pg__plan_free(pg__runtime *rt, pg__plan *p) {
 
 pg__plan *pg__plan_capture_begin(pg__runtime *rt, pg__comp *const *calls, int ncalls) {
     pg__plan *p = pg__calloc(1, sizeof *p);
-    int cap = 0;
+    int cap = 0; /* the recorded calls name roots and views; the plan keeps their pieces */
     for (int i = 0; i < ncalls; i++)
-        cap += calls[i]->nargs;
+        for (int j = 0; j < calls[i]->nargs; j++) {
+            pg__array **ps;
+            int np;
+            pg__array_parts(calls[i]->args[j].array, &ps, &np);
+            cap += np;
+        }
     if (p && !(p->arr = pg__calloc((size_t)(cap ? cap : 1), sizeof *p->arr))) {
         pg__free(p);
         p = NULL;
@@ -90,15 +95,20 @@ pg__plan *pg__plan_capture_begin(pg__runtime *rt, pg__comp *const *calls, int nc
     p->gen = ++rt->cap_gens;
     for (int i = 0; i < ncalls; i++)
         for (int j = 0; j < calls[i]->nargs; j++) {
-            pg__array *a = calls[i]->args[j].array;
-            if (a->cap_gen != p->gen) {
-                a->cap_gen = p->gen;
-                a->cap_idx = p->narr++;
-                plan_array *pa = &p->arr[a->cap_idx];
-                pa->a = a;
-                pg__array_ref(a);
+            pg__array **ps;
+            int np;
+            pg__array_parts(calls[i]->args[j].array, &ps, &np);
+            for (int k = 0; k < np; k++) {
+                pg__array *a = ps[k];
+                if (a->cap_gen != p->gen) {
+                    a->cap_gen = p->gen;
+                    a->cap_idx = p->narr++;
+                    plan_array *pa = &p->arr[a->cap_idx];
+                    pa->a = a;
+                    pg__array_ref(a);
+                }
+                p->arr[a->cap_idx].access |= calls[i]->args[j].access;
             }
-            p->arr[a->cap_idx].access |= calls[i]->args[j].access;
         }
     rt->cap = p;
     return p;
@@ -237,7 +247,7 @@ void pg__plan_note_read(pg__runtime *rt, pg__array *a, int loc) {
 }
 
 static void *loc_buffer(const pg__array *a, int loc) {
-    return loc == 0 ? a->host : a->dev[loc - 1];
+    return pg__array_buf(a, loc);
 }
 
 static int plan_complete(pg__runtime *rt, pg__plan *p) {
@@ -313,7 +323,8 @@ int pg__plan_fit(pg__runtime *rt, const pg__plan *p) {
     for (int i = 0; i < p->narr; i++) {
         const plan_array *pa = &p->arr[i];
         const pg__array *a = pa->a;
-        if (a->lost)
+        /* lost, or no longer one of its root's pieces (a view cut it since) */
+        if (a->lost || a->superseded || (a->kind == PG__A_ROOT && a->pieces))
             return 0;
         for (int l = 0; l <= rt->ndev; l++)
             if ((pa->used & PG__LOC_BIT(l)) && loc_buffer(a, l) != pa->buf[l])

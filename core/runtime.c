@@ -161,6 +161,7 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
         pg__array *a = rt->arrays[rt->narrays - 1];
         pg__handle_release(a->handle);
         rt->narrays--;
+        pg__array_user_gone(a); /* the last user of a root lets its pieces go */
         pg__array_unref(a);
     }
     pg__graph_free_all(rt); /* their recorded calls hold the arrays and kernels */

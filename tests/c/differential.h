@@ -96,17 +96,23 @@ static inline void diff_open_config(diff_env *e, const char *devices, int c) {
               DIFF_PARENTS[c % 4]);
 }
 
-/* Launch kernel `kernel` of e on the arrays arr[idx[0..]] (and `value` when it takes one). */
-static inline pg_status diff_launch(diff_env *e, int kernel, pg_array *const *arr, const int *idx,
-                                    float value) {
+/* Launch kernel `kernel` of e on the first n elements of arrays arr[idx[0..]] (and `value`
+ * when it takes one). */
+static inline pg_status diff_launch_n(diff_env *e, int kernel, pg_array *const *arr, const int *idx,
+                                      float value, int n) {
     pg_arg args[5];
     int na = DIFF_KERNELS[kernel].narrays, k = 0;
     for (int j = 0; j < na; j++)
         args[k++] = pg_arg_array(arr[idx[j]]);
     if (DIFF_KERNELS[kernel].fscalar)
         args[k++] = pg_arg_float(value);
-    args[k++] = pg_arg_int(DIFF_N);
-    return pg_kernel_launch(e->k[kernel], dim1((DIFF_N + 127) / 128), dim1(128), 0, args, k);
+    args[k++] = pg_arg_int(n);
+    return pg_kernel_launch(e->k[kernel], dim1(((unsigned)n + 127) / 128), dim1(128), 0, args, k);
+}
+
+static inline pg_status diff_launch(diff_env *e, int kernel, pg_array *const *arr, const int *idx,
+                                    float value) {
+    return diff_launch_n(e, kernel, arr, idx, value, DIFF_N);
 }
 
 static uint64_t diff_evictions, diff_writebacks; /* over the runs closed so far */

@@ -1,0 +1,251 @@
+/* test_slices.c: views (pg_array_slice). Kernels writing disjoint views of one array have no
+ * edge between them and run on two devices at once; overlapping ones are ordered; reads copy
+ * only the stale ranges (bytes moved for a scripted sequence); views of views and rows of 2-D
+ * arrays; freeing the parent first; recordings across a cut; every misuse refused, naming it,
+ * with the runtime usable afterwards. */
+#include "dag_view.h"
+#include "kernels_common.h"
+
+enum { N = 1024, H = N / 2 };
+
+static tdag dag;
+
+static pg_array *view(pg_array *a, int64_t lo, int64_t hi) {
+    pg_array *v = NULL;
+    REQUIRE_OK(pg_array_slice(a, lo, hi, &v));
+    return v;
+}
+
+static void fill(pg_kernel *k, pg_array *a, float v, int n) {
+    pg_arg args[] = {pg_arg_array(a), pg_arg_float(v), pg_arg_int(n)};
+    CHECK_OK(pg_kernel_launch(k, dim1((uint32_t)(n + 255) / 256), dim1(256), 0, args, 3));
+}
+
+static void add1(pg_kernel *k, pg_array *y, pg_array *x, int n) {
+    pg_arg args[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(n)};
+    CHECK_OK(pg_kernel_launch(k, dim1((uint32_t)(n + 255) / 256), dim1(256), 0, args, 3));
+}
+
+/* Elements [lo, hi) of a all equal v? */
+static int all(pg_array *a, int lo, int hi, float v) {
+    static float buf[N];
+    CHECK_OK(pg_array_read(a, (uint64_t)lo, (uint64_t)(hi - lo), buf));
+    for (int i = 0; i < hi - lo; i++)
+        if (buf[i] != v)
+            return 0;
+    return 1;
+}
+
+static long nth_kernel(int n) {
+    return tdag_nth(&dag, "kernel", n);
+}
+
+static void disjoint_and_overlapping(const char *policy) {
+    pg_runtime *rt = test_runtime_on("host:2", policy, NULL);
+    pg_kernel *k = test_kernel(rt, "fill", "out float *y, float v, int n");
+    pg_array *x = test_array(rt, N);
+    pg_array *lo = view(x, 0, H), *hi = view(x, H, N), *mid = view(x, H / 2, H + H / 2);
+    fill(k, lo, 1, H);
+    fill(k, hi, 2, H);
+    fill(k, mid, 3, H);
+    CHECK(all(x, 0, H / 2, 1) && all(x, H / 2, H + H / 2, 3) && all(x, H + H / 2, N, 2));
+    tdag_load(rt, &dag);
+    long a = nth_kernel(0), b = nth_kernel(1), c = nth_kernel(2);
+    CHECK(a > 0 && b > 0 && c > 0);
+    CHECK(!tdag_edge(&dag, a, b) && !tdag_edge(&dag, b, a)); /* disjoint writes: no edge */
+    CHECK(tdag_edge(&dag, a, c) && tdag_edge(&dag, b, c));   /* overlap: ordered */
+    if (!strcmp(policy, "round-robin")) /* independent: each device takes one */
+        CHECK(tdag_vertex(&dag, a)->device != tdag_vertex(&dag, b)->device);
+    /* The DAG names the array the views are of. */
+    pg_array_desc d;
+    REQUIRE_OK(pg_array_describe(x, &d));
+    char *json = NULL;
+    REQUIRE_OK(pg_dag_export_string(rt, PG_DAG_JSON, &json));
+    char want[64];
+    snprintf(want, sizeof want, "\"array\":%llu,", (unsigned long long)d.id);
+    CHECK(strstr(json, want) != NULL);
+    pg_string_free(json);
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+static uint64_t moved(pg_runtime *rt, int src, int dst) {
+    pg_stats s;
+    REQUIRE_OK(pg_runtime_stats(rt, &s));
+    return s.link_bytes[src][dst];
+}
+
+/* Bytes moved for a scripted sequence on one device: each step copies only what is stale. */
+static void bytes_by_range(void) {
+    pg_runtime *rt = test_runtime_on("host:1", NULL, NULL);
+    pg_kernel *f = test_kernel(rt, "fill", "out float *y, float v, int n");
+    pg_kernel *a1 = test_kernel(rt, "add1", NULL);
+    pg_array *x = test_array(rt, N), *y = test_array(rt, N);
+    pg_array *lo = view(x, 0, H), *hi = view(x, H, N);
+    static float ones[N];
+    for (int i = 0; i < N; i++)
+        ones[i] = 1;
+    CHECK_OK(pg_array_write(x, 0, N, ones)); /* x on the host */
+    CHECK_OK(pg_array_prefetch(lo, 0));      /* half of it to the device */
+    CHECK(moved(rt, 0, 1) == H * 4);
+    fill(f, hi, 5, H); /* written whole on the device: nothing copied in */
+    CHECK(moved(rt, 0, 1) == H * 4);
+    CHECK(all(x, 0, N, 1) == 0 && all(x, 0, H, 1) && all(x, H, N, 5));
+    CHECK(moved(rt, 1, 0) == H * 4); /* the host read brought back hi only */
+    add1(a1, y, x, N);               /* reads all of x on the device: lo and hi are there already */
+    CHECK(moved(rt, 0, 1) == H * 4);
+    CHECK(all(y, 0, H, 2) && all(y, H, N, 6));
+    CHECK_OK(pg_array_write(lo, 0, 1, ones)); /* one element of lo: only lo is stale there */
+    add1(a1, y, x, N);
+    CHECK(moved(rt, 0, 1) == 2 * H * 4);
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+/* Two devices: a read of the whole array gathers each half from where it was written. */
+static void gather_from_devices(void) {
+    pg_runtime *rt = test_runtime_on("host:2", "round-robin", NULL);
+    pg_kernel *f = test_kernel(rt, "fill", "out float *y, float v, int n");
+    pg_kernel *a1 = test_kernel(rt, "add1", NULL);
+    pg_array *x = test_array(rt, N), *y = test_array(rt, N);
+    pg_array *lo = view(x, 0, H), *hi = view(x, H, N);
+    fill(f, lo, 1, H);
+    fill(f, hi, 2, H);
+    add1(a1, y, x, N); /* on one device: the other half comes over, not the whole array */
+    CHECK(all(y, 0, H, 2) && all(y, H, N, 3));
+    pg_stats s;
+    REQUIRE_OK(pg_runtime_stats(rt, &s));
+    CHECK(s.link_bytes[1][2] + s.link_bytes[2][1] == H * 4);
+    CHECK(s.link_bytes[0][1] + s.link_bytes[0][2] == 0); /* nothing from the host */
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+/* Rows of a 2-D array, and a view of a view. */
+static void rows_and_views_of_views(void) {
+    pg_runtime *rt = test_runtime_on("host:2", NULL, NULL);
+    pg_kernel *f = test_kernel(rt, "fill", "out float *y, float v, int n");
+    int64_t shape[2] = {8, 16};
+    pg_array *a;
+    REQUIRE_OK(pg_array_new(rt, PG_FLOAT32, 2, shape, &a));
+    pg_array *v = view(a, 2, 6), *w = view(v, 1, 3); /* rows 3 and 4 of a */
+    pg_array_desc d;
+    REQUIRE_OK(pg_array_describe(w, &d));
+    CHECK(d.ndim == 2 && d.shape[0] == 2 && d.shape[1] == 16 && d.size == 32);
+    fill(f, w, 7, 32);
+    CHECK(all(a, 0, 3 * 16, 0) && all(a, 3 * 16, 5 * 16, 7) && all(a, 5 * 16, 8 * 16, 0));
+    CHECK(all(v, 0, 16, 0) && all(v, 16, 48, 7) && all(v, 48, 64, 0));
+    /* Writes through the parent are seen through the views, and the other way round. */
+    float nine = 9;
+    CHECK_OK(pg_array_write(a, 4 * 16, 1, &nine));
+    float got = 0;
+    CHECK_OK(pg_array_read(w, 16, 1, &got));
+    CHECK(got == 9);
+    CHECK_OK(pg_array_write(v, 0, 1, &nine));
+    CHECK_OK(pg_array_read(a, 2 * 16, 1, &got));
+    CHECK(got == 9);
+    /* A map of a view is its rows of the parent. */
+    float *m = NULL;
+    CHECK_OK(pg_array_map(w, PG_ACCESS_INOUT, (void **)&m));
+    CHECK(m[16] == 9 && m[0] == 7);
+    m[1] = 11;
+    CHECK_MSG(pg_array_unmap(v), PG_ERROR_STATE, "not mapped"); /* v itself was not mapped */
+    CHECK_OK(pg_array_unmap(w));
+    CHECK_OK(pg_array_read(a, 3 * 16 + 1, 1, &got));
+    CHECK(got == 11);
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+/* Freeing the parent first keeps the memory while views live. */
+static void parent_freed_first(void) {
+    pg_runtime *rt = test_runtime_on("host:2", NULL, NULL);
+    pg_kernel *f = test_kernel(rt, "fill", "out float *y, float v, int n");
+    pg_kernel *a1 = test_kernel(rt, "add1", NULL);
+    pg_array *x = test_array(rt, N), *y = test_array(rt, H);
+    pg_array *lo = view(x, 0, H), *hi = view(x, H, N);
+    fill(f, x, 4, N);
+    CHECK_OK(pg_array_free(x));
+    CHECK_STATUS(pg_array_free(x), PG_ERROR_STATE);
+    CHECK(all(lo, 0, H, 4));
+    add1(a1, y, hi, H);
+    CHECK_OK(pg_array_free(hi));
+    CHECK(all(y, 0, H, 5) && all(lo, 0, H, 4));
+    pg_array *lolo = view(lo, 0, 10); /* a view of a view whose array is freed */
+    CHECK(all(lolo, 0, 10, 4));
+    CHECK_OK(pg_array_free(lo));
+    CHECK(all(lolo, 0, 10, 4));
+    CHECK_OK(pg_array_free(lolo));
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+static void misuse(void) {
+    pg_runtime *rt = test_runtime_on("host:2", NULL, NULL);
+    pg_array *x = test_array(rt, N), *v = NULL;
+    CHECK_MSG(pg_array_slice(x, -1, 5, &v), PG_ERROR_ARGUMENT, "rows [-1, 5)");
+    CHECK_MSG(pg_array_slice(x, 5, 5, &v), PG_ERROR_ARGUMENT, "0 <= lo < hi <= 1024");
+    CHECK_MSG(pg_array_slice(x, 0, N + 1, &v), PG_ERROR_ARGUMENT, "rows [0, 1025)");
+    CHECK_STATUS(pg_array_slice(x, 0, 5, NULL), PG_ERROR_ARGUMENT);
+    CHECK_STATUS(pg_array_slice(NULL, 0, 5, &v), PG_ERROR_STATE);
+    pg_array *a = view(x, 0, 8);
+    CHECK_MSG(pg_array_slice(a, 0, 9, &v), PG_ERROR_ARGUMENT, "<= 8"); /* within the view */
+    /* A mapped array is not cut; the map and the runtime go on. */
+    float *m = NULL;
+    CHECK_OK(pg_array_map(x, PG_ACCESS_INOUT, (void **)&m));
+    m[100] = 3;
+    CHECK_MSG(pg_array_slice(x, 100, 200, &v), PG_ERROR_STATE, "mapped");
+    CHECK_OK(pg_array_slice(x, 0, 8, &v)); /* no new cut: allowed */
+    CHECK_OK(pg_array_unmap(x));
+    pg_array *b = view(x, 100, 200);
+    float got = 0;
+    CHECK_OK(pg_array_read(b, 0, 1, &got));
+    CHECK(got == 3);
+    CHECK_OK(pg_array_free(v));
+    /* A freed view is refused everywhere, like a freed array. */
+    CHECK_OK(pg_array_free(b));
+    CHECK_STATUS(pg_array_read(b, 0, 1, &got), PG_ERROR_STATE);
+    CHECK_STATUS(pg_array_slice(b, 0, 1, &v), PG_ERROR_STATE);
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+/* A recording made before a view cut its array replays correctly after, and one over views. */
+static void recordings_across_cuts(void) {
+    pg_runtime *rt = test_runtime_on("host:2", NULL, NULL);
+    pg_kernel *f = test_kernel(rt, "fill", NULL); /* inout: fill(y) y[i] = v */
+    pg_kernel *a1 = test_kernel(rt, "add1", NULL);
+    pg_array *x = test_array(rt, N), *y = test_array(rt, N);
+    pg_graph *g = NULL;
+    REQUIRE_OK(pg_graph_begin(rt));
+    add1(a1, y, x, N);
+    add1(a1, x, y, N); /* x += 2 each replay */
+    REQUIRE_OK(pg_graph_end(rt, &g));
+    for (int r = 0; r < 4; r++)
+        CHECK_OK(pg_graph_launch(g));
+    CHECK(all(x, 0, N, 8));
+    pg_array *lo = view(x, 0, H); /* cuts x: the plan's pieces are stale */
+    fill(f, lo, 100, H);
+    for (int r = 0; r < 4; r++)
+        CHECK_OK(pg_graph_launch(g));
+    CHECK(all(x, 0, H, 108) && all(x, H, N, 16));
+    pg_graph *gv = NULL;
+    REQUIRE_OK(pg_graph_begin(rt));
+    fill(f, lo, 1, H);
+    CHECK_MSG(pg_array_free(lo), PG_ERROR_STATE, "used by the graph");
+    REQUIRE_OK(pg_graph_end(rt, &gv));
+    for (int r = 0; r < 3; r++)
+        CHECK_OK(pg_graph_launch(gv));
+    CHECK(all(x, 0, H, 1) && all(x, H, N, 16));
+    CHECK_OK(pg_graph_free(g));
+    CHECK_OK(pg_graph_free(gv));
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+int main(void) {
+    const char *policies[] = {"round-robin", "stream-aware", "min-transfer-size",
+                              "minmax-transfer-time", "min-transfer-time"};
+    for (int p = 0; p < 5; p++)
+        disjoint_and_overlapping(policies[p]);
+    bytes_by_range();
+    gather_from_devices();
+    rows_and_views_of_views();
+    parent_freed_first();
+    misuse();
+    recordings_across_cuts();
+    CHECK_DONE();
+}
