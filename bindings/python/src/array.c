@@ -225,6 +225,19 @@ static PyObject *array_to_numpy(pgpy_array *a, PyObject *unused) {
     return pgpy_array_read_all(a, PGPY_AUTO);
 }
 
+/* str(a), print(a): the values, as NumPy prints them (a host read, as CuPy's print is); a
+ * freed array, or one whose runtime is closed, prints its repr. */
+static PyObject *array_str(pgpy_array *a) {
+    if (a->freed || a->rt->closed)
+        return array_repr(a);
+    PyObject *v = pgpy_array_read_all(a, PGPY_AUTO);
+    if (!v)
+        return NULL;
+    PyObject *s = PyObject_Str(v);
+    Py_DECREF(v);
+    return s;
+}
+
 static PyObject *array_to_bytes(pgpy_array *a, PyObject *unused) {
     PyObject *ba = pgpy_array_read_all(a, PGPY_BYTES);
     if (!ba)
@@ -282,6 +295,76 @@ static PyObject *array_prefetch(pgpy_array *a, PyObject *args, PyObject *kwargs)
     Py_RETURN_NONE;
 }
 
+/* a.split(n): n views of nearly equal rows (the first rows %% n one row longer, as NumPy's
+ * array_split); a.split([r0, r1, ...]): views of those many rows, which must add up to a's. */
+static PyObject *array_split(pgpy_array *a, PyObject *arg) {
+    int64_t rows = a->shape[0], sizes_n = 0;
+    int64_t *sizes = NULL;
+    if (PyIndex_Check(arg) && !PyBool_Check(arg)) {
+        Py_ssize_t n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+        if (n == -1 && PyErr_Occurred())
+            return NULL;
+        if (n < 1 || n > rows)
+            return pgpy_argument_error("split(%zd): an array of %lld rows splits into 1 to %lld "
+                                       "views of at least one row",
+                                       n, (long long)rows, (long long)rows);
+        sizes = PyMem_Malloc((size_t)n * sizeof *sizes);
+        if (!sizes)
+            return PyErr_NoMemory();
+        for (Py_ssize_t i = 0; i < n; i++)
+            sizes[i] = rows / n + (i < rows % n);
+        sizes_n = n;
+    } else {
+        PyObject *seq = PySequence_Fast(arg, "split() takes a number of views or a sequence of "
+                                             "row counts");
+        if (!seq)
+            return NULL;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        sizes = PyMem_Malloc((size_t)(n ? n : 1) * sizeof *sizes);
+        if (!sizes) {
+            Py_DECREF(seq);
+            return PyErr_NoMemory();
+        }
+        int64_t total = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+            long long v = PyIndex_Check(it) ? PyLong_AsLongLong(it) : -1;
+            if (v == -1 && PyErr_Occurred())
+                PyErr_Clear();
+            if (v < 1) {
+                Py_DECREF(seq);
+                PyMem_Free(sizes);
+                return pgpy_argument_error("split(): row count %zd is %R; each view needs a "
+                                           "positive number of rows",
+                                           i, it);
+            }
+            sizes[i] = v;
+            total += v;
+        }
+        Py_DECREF(seq);
+        if (!n || total != rows) {
+            PyMem_Free(sizes);
+            return pgpy_argument_error("split(): the row counts add up to %lld; the array has "
+                                       "%lld rows",
+                                       (long long)total, (long long)rows);
+        }
+        sizes_n = n;
+    }
+    PyObject *list = PyList_New(sizes_n);
+    int64_t lo = 0;
+    for (Py_ssize_t i = 0; list && i < sizes_n; i++) {
+        PyObject *v = pgpy_array_slice(a, (Py_ssize_t)lo, (Py_ssize_t)(lo + sizes[i]));
+        if (!v) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, v);
+        lo += sizes[i];
+    }
+    PyMem_Free(sizes);
+    return list;
+}
+
 static PyObject *array_iter(pgpy_array *a) {
     PyObject *all = pgpy_array_read_all(a, PGPY_AUTO);
     if (!all)
@@ -308,6 +391,13 @@ static PyMethodDef array_methods[] = {
      "the tensor: kernels that write the array wait until then."},
     {"__dlpack_device__", pgpy_array_dlpack_device, METH_NOARGS,
      "__dlpack_device__()\n--\n\n(1, 0): DLPack's kDLCPU, the array's host copy."},
+    {"split", (PyCFunction)array_split, METH_O,
+     "split(n_or_rows, /)\n--\n\n"
+     "Views of consecutive rows that cover the array: split(n) gives n views of nearly equal "
+     "rows\n(the first rows % n one row longer, as numpy.array_split); split([r0, r1, ...]) "
+     "gives views of\nr0, r1, ... rows, which must add up to the array's rows. Like a[lo:hi], "
+     "each view shares\nthe array's elements: kernels on disjoint views run on different "
+     "devices at once with no\ndependency, and only the rows a kernel uses move."},
     {"free", (PyCFunction)array_free, METH_NOARGS,
      "free()\n--\n\nRelease the array now instead of when Python collects it. Kernels still "
      "using it\nfinish first (the memory goes when they end). Later use raises StateError. "
@@ -384,6 +474,7 @@ PyTypeObject pgpy_array_type = {
     .tp_basicsize = sizeof(pgpy_array),
     .tp_dealloc = (destructor)array_dealloc,
     .tp_repr = (reprfunc)array_repr,
+    .tp_str = (reprfunc)array_str,
     .tp_as_sequence = &array_as_sequence,
     .tp_as_mapping = &array_as_mapping,
     .tp_as_buffer = &pgpy_array_as_buffer,
@@ -391,9 +482,13 @@ PyTypeObject pgpy_array_type = {
     .tp_traverse = (traverseproc)array_traverse,
     .tp_doc = "An array in polygpu's memory: on the host and/or any device, kept coherent by the\n"
               "runtime. Create one with Runtime.array() or Runtime.asarray().\n\n"
-              "Indexing reads and writes host values, each indexing operation being one host\n"
-              "access (it waits only for the kernels the array depends on):\n\n"
-              "    a[0], a[-1], a[2:10:3], m[1, ::2], m[..., 0]    # read\n"
+              "A range of rows is a view: a[lo:hi] (and a.split(n)) is a DeviceArray sharing\n"
+              "a's elements, usable wherever an array is (kernel argument, read, write,\n"
+              "free); kernels on disjoint views run on different devices at once with no\n"
+              "dependency, and only the rows a kernel uses move. A view has its array's id.\n\n"
+              "Other indexing reads and writes host values, each indexing operation being one\n"
+              "host access (it waits only for the kernels the array depends on):\n\n"
+              "    a[0], a[-1], a[2:10:3], m[1, ::2], m[..., 0]    # read (a copy)\n"
               "    a[3] = 1.5; a[10:20] = range(10); m[0] = row     # write\n\n"
               "A single element reads as a Python int or float; a selection as a NumPy array\n"
               "when NumPy is installed, else as nested lists. memoryview(a) and np.asarray(a)\n"

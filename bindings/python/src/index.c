@@ -177,8 +177,41 @@ static pg_status host_access(pgpy_array *a, const selection *s, char *packed, in
     return st;
 }
 
+/* a[lo:hi] (step 1, along the first axis, at least one row): the rows as a view — a
+ * DeviceArray sharing a's elements (pg_array_slice). 0: not such a key. */
+static int view_key(pgpy_array *a, PyObject *key, Py_ssize_t *lo, Py_ssize_t *hi) {
+    if (PyTuple_Check(key) && PyTuple_GET_SIZE(key) == 1)
+        key = PyTuple_GET_ITEM(key, 0);
+    if (!PySlice_Check(key))
+        return 0;
+    Py_ssize_t start, stop, step;
+    if (PySlice_Unpack(key, &start, &stop, &step) < 0) {
+        PyErr_Clear(); /* the copying path reports it */
+        return 0;
+    }
+    Py_ssize_t n = PySlice_AdjustIndices((Py_ssize_t)a->shape[0], &start, &stop, step);
+    if (step != 1 || n <= 0)
+        return 0;
+    *lo = start;
+    *hi = stop;
+    return 1;
+}
+
+PyObject *pgpy_array_slice(pgpy_array *a, Py_ssize_t lo, Py_ssize_t hi) {
+    if (a->freed)
+        return pgpy_raise(pg_array_slice(NULL, 0, 0, NULL)); /* "invalid or freed" */
+    pg_array *v = NULL;
+    pg_status st = pg_array_slice(a->h, (int64_t)lo, (int64_t)hi, &v);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    return pgpy_array_wrap(a->rt, v);
+}
+
 PyObject *pgpy_array_getitem(PyObject *self, PyObject *key) {
     pgpy_array *a = (pgpy_array *)self;
+    Py_ssize_t lo, hi;
+    if (view_key(a, key, &lo, &hi))
+        return pgpy_array_slice(a, lo, hi);
     selection s;
     if (parse_key(a, key, &s) < 0)
         return NULL;

@@ -116,6 +116,8 @@ int pgpy_parse_shape(PyObject *obj, int *ndim, int64_t *shape);
 /* index.c */
 PyObject *pgpy_array_getitem(PyObject *self, PyObject *key);
 int pgpy_array_setitem(PyObject *self, PyObject *key, PyObject *value);
+/* Rows [lo, hi) of a as a new DeviceArray viewing them (pg_array_slice). */
+PyObject *pgpy_array_slice(pgpy_array *a, Py_ssize_t lo, Py_ssize_t hi);
 /* What a whole-array read returns. */
 enum { PGPY_BYTES, PGPY_AUTO, PGPY_LIST };
 /* Whole-array read (as PGPY_BYTES: a bytearray, PGPY_AUTO: NumPy or lists, PGPY_LIST: lists)
