@@ -58,3 +58,27 @@ if ! "$PYTHON" -c 'import numpy, pytest' >/dev/null 2>&1; then
   fi
   "$PYTHON" -c 'import numpy, pytest' || { echo "numpy and pytest are needed for $PYTHON" >&2; exit 1; }
 fi
+
+# mypy, for the typed-Python test (mypy --strict on examples/python against the package's
+# stubs): Debian's python3-mypy where the interpreter is the system's one (it sees Debian's
+# dist-packages), pip otherwise, or where the Debian package is not to be had.
+debian_python() {
+  "$PYTHON" -c 'import sys; sys.exit("/usr/lib/python3/dist-packages" not in sys.path)' 2>/dev/null
+}
+have_mypy() { "$PYTHON" -m mypy --version >/dev/null 2>&1; }
+if ! have_mypy; then
+  if [ "$(id -u)" = 0 ] && debian_python; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends python3-mypy >/dev/null || true
+  fi
+  have_mypy || "$PYTHON" -m pip install -q mypy >/dev/null 2>&1 || true
+  if ! have_mypy; then
+    if debian_python && [ "$(id -u)" != 0 ]; then
+      echo "mypy is missing for $PYTHON; run as root: apt-get install -y python3-mypy" >&2
+    else
+      echo "mypy is needed for $PYTHON (apt-get install python3-mypy, or pip install mypy)" >&2
+    fi
+    exit 1
+  fi
+fi

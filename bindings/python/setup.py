@@ -63,6 +63,8 @@ setup(
                 "with automatic multi-GPU scheduling",
     long_description=__doc__,
     packages=["polygpu"],
+    # The type stubs and the PEP 561 marker: type checkers use them for the installed package.
+    package_data={"polygpu": ["py.typed", "*.pyi"]},
     ext_modules=[extension],
     python_requires=">=3.9",
     extras_require={"numpy": ["numpy"], "test": ["numpy", "pytest"]},

@@ -36,7 +36,7 @@ print("z[11:15] =", z[11:15], "(expected 120 140 160 180)")
 for d in rt.devices:
     print("device %(id)d: %(name)s (%(kind)s)" % d)
 dag = rt.dag()
-parents = {}
+parents: dict[int, list[int]] = {}
 for a, b in dag["edges"]:
     parents.setdefault(b, []).append(a)
 for v in dag["vertices"]:

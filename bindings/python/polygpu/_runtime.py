@@ -26,7 +26,8 @@ class Runtime(_polygpu.Runtime):
       ``"multigpu-disjoint"`` (default) or ``"multigpu-early-disjoint"``.
     * ``execution``: ``"async"`` (default) or ``"sync"`` (each call waits; for debugging).
     * ``prefetch``: True to copy inputs on a separate copy stream.
-    * ``interconnect``: path of a bandwidth matrix CSV.
+    * ``interconnect``: path of a bandwidth matrix CSV, or ``"default"`` for uniform default
+      bandwidths (by default, GPU links are measured once per set of GPUs and cached).
     * ``exploration_threshold``: float in [0, 1], default 0.1.
     * ``log``: ``"off"``, ``"info"`` or ``"debug"``.
     * ``trace``: path of a Chrome trace written when the runtime is closed.
@@ -42,10 +43,10 @@ class Runtime(_polygpu.Runtime):
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:
     leaving the ``with`` block waits for all work and frees it (:meth:`close`).
 
-    Methods: :meth:`array`, :meth:`asarray`, :meth:`kernel`, :meth:`record` (kernel calls
-    recorded once and replayed: :class:`polygpu.Graph`), :meth:`sync`, :meth:`stats`,
-    :meth:`dag`, :meth:`export_dag`, :meth:`write_trace`, :meth:`close`; attribute
-    :attr:`devices`.
+    Methods: :meth:`array`, :meth:`asarray`, :meth:`from_dlpack`, :meth:`kernel`,
+    :meth:`record` (kernel calls recorded once and replayed: :class:`polygpu.Graph`),
+    :meth:`sync`, :meth:`stats`, :meth:`dag`, :meth:`dag_dot`, :meth:`export_dag`,
+    :meth:`write_trace`, :meth:`close`; attributes :attr:`devices`, :attr:`closed`.
     """
 
     def from_dlpack(self, obj, dtype=None):

@@ -1,0 +1,30 @@
+# Stubs for polygpu._runtime: the Runtime class (the C runtime plus the DAG helpers).
+from os import PathLike
+from typing import Literal, Protocol, Union
+
+from typing_extensions import TypeAlias
+
+from . import _polygpu
+
+POLICIES: tuple[
+    Literal["round-robin"],
+    Literal["stream-aware"],
+    Literal["min-transfer-size"],
+    Literal["minmax-transfer-time"],
+    Literal["min-transfer-time"],
+]
+
+class _DLPackProducer(Protocol):  # NumPy, PyTorch, JAX, CuPy arrays, DeviceArray...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+
+_StrPath: TypeAlias = Union[str, PathLike[str]]
+
+class Runtime(_polygpu.Runtime):
+    def from_dlpack(
+        self, obj: _DLPackProducer, dtype: _polygpu._DTypeLike | None = None
+    ) -> _polygpu.DeviceArray: ...
+    def dag(self) -> _polygpu._Dag: ...
+    def dag_dot(self) -> str: ...
+    def export_dag(
+        self, path: _StrPath, format: Literal["dot", "gv", "json"] | None = None
+    ) -> None: ...
