@@ -278,6 +278,7 @@ typedef struct pg__options_resolved {
     char trace[1024];
     char cache_dir[1024];
     int check_bounds;             /* check=bounds: guard pages around CPU device buffers */
+    int elide_copies;             /* a limit study: copies between locations are skipped */
     uint64_t device_memory_limit; /* 0: none */
 } pg__options_resolved;
 

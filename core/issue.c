@@ -81,8 +81,13 @@ typedef struct copy_bufs {
 
 static pg_status copy_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *ctx) {
     copy_bufs *b = ctx;
-    if (rt->cap)
-        pg__plan_note_copy(rt, c, s, b->dst, b->src);
+    if (rt->cap) /* an elided copy stays in a plan as the edges it orders */
+        pg__plan_note_copy(rt, c, s, b->dst, rt->opt.elide_copies ? NULL : b->src);
+    if (rt->opt.elide_copies) { /* the infinite-bandwidth bound: the value does not move */
+        rt->stats.copies_elided++;
+        rt->stats.bytes_elided += c->copy_bytes;
+        return PG_OK;
+    }
     return rt->ops->copy(rt->b, s->b, c->copy_dst - 1, b->dst, c->copy_src - 1, b->src,
                          c->copy_bytes, c->timed ? &c->timing : NULL);
 }

@@ -16,6 +16,7 @@ void pg_options_init(pg_options *o) {
         return;
     memset(o, 0, sizeof *o);
     o->prefetch = -1;
+    o->elide_copies = -1;
     o->exploration_threshold = -1.0;
     o->device_memory_limit = PG_DEVICE_MEMORY_UNSET;
 }
@@ -115,11 +116,11 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         *str = copy;
         return PG_OK;
     }
-    if (!strcmp(name, "prefetch")) {
+    if (!strcmp(name, "prefetch") || !strcmp(name, "elide_copies")) {
         int b = 0;
         pg_status st = parse_bool(name, value, &b);
         if (st == PG_OK)
-            o->prefetch = b;
+            *(name[0] == 'p' ? &o->prefetch : &o->elide_copies) = b;
         return st;
     }
     if (!strcmp(name, "exploration_threshold")) {
@@ -144,8 +145,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
     return pg__error(PG_ERROR_ARGUMENT,
                      "unknown option '%s': expected devices, policy, stream_policy, "
                      "parent_stream_policy, execution, prefetch, interconnect, "
-                     "exploration_threshold, log, trace, cache_dir, check or "
-                     "device_memory_limit",
+                     "exploration_threshold, log, trace, cache_dir, check, "
+                     "device_memory_limit or elide_copies",
                      name);
 }
 
@@ -278,6 +279,14 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
         const char *e = getenv("PG_PREFETCH");
         r->prefetch = 0;
         if (e && *e && (st = parse_bool("prefetch (PG_PREFETCH)", e, &r->prefetch)))
+            return st;
+    }
+    if (o->elide_copies >= 0) {
+        r->elide_copies = o->elide_copies != 0;
+    } else {
+        const char *e = getenv("PG_ELIDE_COPIES");
+        r->elide_copies = 0;
+        if (e && *e && (st = parse_bool("elide_copies (PG_ELIDE_COPIES)", e, &r->elide_copies)))
             return st;
     }
 

@@ -97,6 +97,11 @@ typedef struct pg_options {
      * PG_DEVICE_MEMORY_UNSET (what pg_options_init sets): PG_DEVICE_MEMORY_LIMIT, else none.
      * pg_options_set takes bytes or a size with a binary suffix: "4194304", "64M", "1.5G". */
     uint64_t device_memory_limit;
+    /* 1: a limit study — every copy between locations is skipped (counted in
+     * pg_stats.copies_elided), so results are WRONG and only the timing means something: the
+     * infinite-bandwidth bound of a program. 0: off; -1 (what pg_options_init sets):
+     * PG_ELIDE_COPIES, else off. */
+    int elide_copies;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -204,6 +209,9 @@ typedef struct pg_stats {
                                host first (also counted in copies and link_bytes) */
     uint64_t device_bytes[PG_MAX_DEVICES];      /* bytes of device buffers held now, per device */
     uint64_t device_bytes_peak[PG_MAX_DEVICES]; /* the most held at once, per device */
+    /* elide_copies: copies skipped and their bytes (also counted in copies and link_bytes, as
+     * if made). Non-zero: the arrays' values are wrong. */
+    uint64_t copies_elided, bytes_elided;
 } pg_stats;
 
 pg_status pg_runtime_stats(pg_runtime *rt, pg_stats *out);

@@ -218,8 +218,8 @@ void pg__plan_note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, 
     plan_node *nd = add_node(rt, p, c, s);
     if (!nd)
         return;
-    nd->b.kind = PG__BNODE_COPY;
-    nd->b.dst_dev = c->copy_dst - 1; /* location 0, the host, is PG_HOST */
+    nd->b.kind = src ? PG__BNODE_COPY : PG__BNODE_EMPTY; /* no source: an elided copy */
+    nd->b.dst_dev = c->copy_dst - 1;                     /* location 0, the host, is PG_HOST */
     nd->b.src_dev = c->copy_src - 1;
     nd->b.dst = dst;
     nd->b.src = src;
@@ -369,7 +369,7 @@ static pg_status reissue(pg__runtime *rt, pg__plan *p, pg__stream *s) {
         if (!st && nd->b.kind == PG__BNODE_LAUNCH)
             st = o->launch(rt->b, t->b, nd->b.fn, nd->b.grid, nd->b.block, nd->b.shared_mem,
                            nd->params, nd->b.nparams, NULL);
-        else if (!st)
+        else if (!st && nd->b.kind == PG__BNODE_COPY)
             st = o->copy(rt->b, t->b, nd->b.dst_dev, nd->b.dst, nd->b.src_dev, nd->b.src,
                          nd->b.bytes, NULL);
         if (!st && nd->cross)
@@ -437,9 +437,13 @@ static void replayed(pg__runtime *rt, pg__plan *p, pg__comp *c) {
     rt->stats.copies += p->copies;
     rt->stats.computations += p->kernels + p->copies;
     for (int i = 0; i < p->n; i++)
-        if (p->nodes[i].b.kind == PG__BNODE_COPY) {
+        if (p->nodes[i].b.kind != PG__BNODE_LAUNCH) { /* copies, elided ones as if made */
             rt->stats.link_bytes[p->nodes[i].src_loc][p->nodes[i].dst_loc] += p->nodes[i].b.bytes;
             rt->stats.bytes_moved += p->nodes[i].b.bytes;
+            if (p->nodes[i].b.kind == PG__BNODE_EMPTY) {
+                rt->stats.copies_elided++;
+                rt->stats.bytes_elided += p->nodes[i].b.bytes;
+            }
         }
     pg__comp_set(rt, &p->last, c);
 }

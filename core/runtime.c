@@ -91,6 +91,9 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     }
     rt->stats.ndevices = rt->ndev;
     pg__log(rt, 1, "runtime: %d %s device(s), policy %s", rt->ndev, rt->ops->name, rt->policy.name);
+    if (rt->opt.elide_copies)
+        pg__log(rt, 1, "elide_copies: every copy between locations is skipped: results are wrong "
+                       "(a limit study; timings only)");
     *out = (pg_runtime *)(uintptr_t)rt->handle;
     return PG_OK;
 }

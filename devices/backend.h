@@ -23,7 +23,8 @@ typedef struct pg__timing {
 
 /* One operation of a backend graph (graph_build): a kernel launch or a copy, after the nodes
  * listed in deps (indices of earlier nodes). Pointers are borrowed for the call. */
-typedef enum { PG__BNODE_LAUNCH, PG__BNODE_COPY } pg__bnode_kind;
+/* PG__BNODE_EMPTY orders its deps before its dependents and does nothing (an elided copy). */
+typedef enum { PG__BNODE_LAUNCH, PG__BNODE_COPY, PG__BNODE_EMPTY } pg__bnode_kind;
 typedef struct pg__bnode {
     pg__bnode_kind kind;
     int dev; /* the device that runs it (a copy: the device of the stream it was issued on) */

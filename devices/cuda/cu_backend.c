@@ -506,6 +506,8 @@ static CUresult add_node(pg__backend *b, CUgraph g, const pg__bnode *n, const CU
         kp.ctx = b->d[n->dev].ctx;
         return b->cu->cuGraphAddKernelNode(out, g, deps, (size_t)n->ndeps, &kp);
     }
+    if (n->kind == PG__BNODE_EMPTY)
+        return b->cu->cuGraphAddEmptyNode(out, g, deps, (size_t)n->ndeps);
     CUDA_MEMCPY3D cp = {0};
     const void *dst_host = NULL;
     memcpy_end(n->src_dev, n->src, &cp.srcMemoryType, &cp.srcHost, &cp.srcDevice);
@@ -537,7 +539,9 @@ static pg_status graph_build(pg__backend *b, const pg__bnode *nodes, int n, void
         for (int j = 0; j < nodes[i].ndeps; j++)
             deps[j] = h[nodes[i].deps[j]];
         r = add_node(b, g, &nodes[i], deps, &h[i]);
-        what = nodes[i].kind == PG__BNODE_LAUNCH ? "cuGraphAddKernelNode" : "cuGraphAddMemcpyNode";
+        what = nodes[i].kind == PG__BNODE_LAUNCH ? "cuGraphAddKernelNode"
+               : nodes[i].kind == PG__BNODE_COPY ? "cuGraphAddMemcpyNode"
+                                                 : "cuGraphAddEmptyNode";
     }
     if (!r) {
         what = "cuGraphInstantiate";

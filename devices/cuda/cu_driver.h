@@ -156,6 +156,8 @@ enum {
        CUcontext ctx))                                                                             \
     X(cuGraphInstantiate, "cuGraphInstantiateWithFlags",                                           \
       (CUgraphExec * e, CUgraph g, unsigned long long flags))                                      \
+    X(cuGraphAddEmptyNode, "cuGraphAddEmptyNode",                                                  \
+      (CUgraphNode * n, CUgraph g, const CUgraphNode *deps, size_t ndeps))                         \
     X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec e, CUstream s))                                 \
     X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec e))
 

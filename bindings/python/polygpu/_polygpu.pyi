@@ -85,6 +85,13 @@ class _Stats(TypedDict):
     bytes_moved: int
     host_wait_ns: int
     pending: int
+    evictions: int
+    bytes_evicted: int
+    writebacks: int
+    copies_elided: int
+    bytes_elided: int
+    device_bytes: list[int]
+    device_bytes_peak: list[int]
     link_bytes: dict[tuple[str, str], int]
 
 class _ParamInfo(TypedDict):
@@ -174,6 +181,7 @@ class Runtime:
         cache_dir: _StrPath | None = None,
         check: Literal["off", "bounds"] | None = None,
         device_memory_limit: int | str | None = None,
+        elide_copies: bool | int | str | None = None,
     ) -> None: ...
     def close(self, timeout: float | None = None) -> None: ...
     def sync(self, timeout: float | None = None) -> None: ...

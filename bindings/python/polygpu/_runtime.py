@@ -38,6 +38,9 @@ class Runtime(_polygpu.Runtime):
     * ``device_memory_limit``: bytes of device buffers per device, an int or a size such as
       ``"64M"`` / ``"1.5G"`` (default none, 0: none). Past it, least recently used copies are
       evicted; a launch whose own arrays exceed it raises :class:`OutOfMemoryError`.
+    * ``elide_copies``: ``True`` for a limit study: every copy between locations is skipped,
+      so values are WRONG and only timings mean something (the infinite-bandwidth bound);
+      ``stats()["copies_elided"]`` counts them. Default ``PG_ELIDE_COPIES``, else off.
 
     Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:

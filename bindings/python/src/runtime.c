@@ -300,8 +300,26 @@ static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
         set_u64(d, "computations", s.computations) < 0 || set_u64(d, "kernels", s.kernels) < 0 ||
         set_u64(d, "host_accesses", s.host_accesses) < 0 || set_u64(d, "copies", s.copies) < 0 ||
         set_u64(d, "bytes_moved", s.bytes_moved) < 0 ||
-        set_u64(d, "host_wait_ns", s.host_wait_ns) < 0 || set_u64(d, "pending", s.pending) < 0)
+        set_u64(d, "host_wait_ns", s.host_wait_ns) < 0 || set_u64(d, "pending", s.pending) < 0 ||
+        set_u64(d, "evictions", s.evictions) < 0 || set_u64(d, "bytes_evicted", s.bytes_evicted) < 0 ||
+        set_u64(d, "writebacks", s.writebacks) < 0 ||
+        set_u64(d, "copies_elided", s.copies_elided) < 0 ||
+        set_u64(d, "bytes_elided", s.bytes_elided) < 0)
         goto fail;
+    for (int k = 0; k < 2; k++) { /* per device: bytes of buffers held now, and the most */
+        PyObject *list = PyList_New(s.ndevices);
+        for (int i = 0; list && i < s.ndevices; i++) {
+            PyObject *v = PyLong_FromUnsignedLongLong(k ? s.device_bytes_peak[i] : s.device_bytes[i]);
+            if (!v)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, i, v);
+        }
+        int r = list ? PyDict_SetItemString(d, k ? "device_bytes_peak" : "device_bytes", list) : -1;
+        Py_XDECREF(list);
+        if (r < 0)
+            goto fail;
+    }
     for (int src = 0; src <= s.ndevices && src <= PG_MAX_DEVICES; src++)
         for (int dst = 0; dst <= s.ndevices && dst <= PG_MAX_DEVICES; dst++) {
             if (src == dst)
@@ -477,8 +495,10 @@ static PyMethodDef runtime_methods[] = {
      "source, ArgumentError for a bad\nsignature."},
     {"stats", runtime_stats, METH_NOARGS,
      "stats()\n--\n\nCounters as a dict: ndevices, computations, kernels, host_accesses, "
-     "copies,\nbytes_moved, host_wait_ns, pending and link_bytes, a dict {(src, dst): bytes} "
-     "over\nlocations 'host', '0', '1', ..."},
+     "copies,\nbytes_moved, host_wait_ns, pending, evictions, bytes_evicted, writebacks,\n"
+     "copies_elided and bytes_elided (elide_copies: non-zero means the values are wrong),\n"
+     "device_bytes and device_bytes_peak (lists, per device), and link_bytes, a dict\n"
+     "{(src, dst): bytes} over locations 'host', '0', '1', ..."},
     {"write_trace", runtime_write_trace, METH_O,
      "write_trace(path)\n--\n\nWrite a Chrome-trace JSON timeline (open it in Perfetto): one "
      "track per device\nstream."},

@@ -136,3 +136,18 @@ def test_prefetch_bad_device(rt):
     with pytest.raises(ValueError, match="device"):
         x.prefetch(-3)
     assert x[0] == 1.0  # the array and runtime are as they were
+
+
+def test_elide_copies_is_a_limit_study():
+    """elide_copies=True skips every copy: the values are wrong and stats() says so."""
+    import polygpu as pg
+    from conftest import SRC
+    with pg.Runtime(devices="host:2", elide_copies=True) as rt:
+        x = rt.asarray([1.0] * 100, dtype="float32")
+        y = rt.array("float32", 100)
+        rt.kernel(SRC, "add1")(1, 128)(y, x, 100)
+        assert y[5] == 0.0  # x never reached the device, y never came back
+        s = rt.stats()
+        assert s["copies_elided"] == 2 and s["bytes_elided"] == 800 and s["copies"] == 2
+    with pg.Runtime(devices="host:2") as rt:
+        assert rt.stats()["copies_elided"] == 0

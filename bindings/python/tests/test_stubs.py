@@ -307,7 +307,7 @@ def literal_values(annotation):
 # A valid value for each Runtime option the stubs type without a Literal.
 OPTION_SAMPLES = {"devices": "host:1", "policy": "round-robin", "prefetch": True,
                   "interconnect": "default", "exploration_threshold": 0.25,
-                  "device_memory_limit": "64M"}
+                  "device_memory_limit": "64M", "elide_copies": True}
 
 
 def test_runtime_options(stubs, tmp_path):
