@@ -264,6 +264,169 @@ static int arr_id(lua_State *L) {
     return 1;
 }
 
+/* Views ----------------------------------------------------------------------------------
+ * A view is an array userdata like any other (same metatable, its own pg_array handle from
+ * pg_array_slice, its own cached descriptor with the view's shape); user value 2 holds its
+ * first row in the root array (0-based), for tostring. Plain arrays have no user value 2. */
+
+/* The first row of the array at idx within its root array (0 for an array that is no view). */
+static lua_Integer root_row(lua_State *L, int idx) {
+    lua_Integer r = lua_getiuservalue(L, idx, 2) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
+    lua_pop(L, 1);
+    return r;
+}
+
+/* Push a view of rows [lo, hi) (0-based, hi exclusive, already checked) of the array a at
+ * index idx. */
+static void push_view(lua_State *L, int idx, lpg_array *a, int64_t lo, int64_t hi) {
+    idx = lua_absindex(L, idx);
+    lpg_array *v = lua_newuserdatauv(L, sizeof *v, 2);
+    memset(v, 0, sizeof *v);
+    v->owner = a->owner;
+    luaL_setmetatable(L, LPG_ARRAY_MT);
+    lua_getiuservalue(L, idx, 1); /* the runtime, kept alive by the view as by any array */
+    lua_setiuservalue(L, -2, 1);
+    lua_pushinteger(L, root_row(L, idx) + (lua_Integer)lo);
+    lua_setiuservalue(L, -2, 2);
+    pg_status st = pg_array_slice(a->a, lo, hi, &v->a);
+    if (st != PG_OK) {
+        v->a = NULL;
+        lpg_fail(L, st);
+    }
+    /* On failure the handle is already in v->a, so __gc frees it. */
+    st = pg_array_describe(v->a, &v->desc);
+    if (st != PG_OK)
+        lpg_fail(L, st);
+}
+
+/* The integer argument at idx for `what` of a call shown as `call`. */
+static lua_Integer check_row_arg(lua_State *L, int idx, const char *call, const char *what) {
+    int isint = 0;
+    lua_Integer v = lua_type(L, idx) == LUA_TNUMBER ? lua_tointegerx(L, idx, &isint) : 0;
+    if (!isint && lua_type(L, idx) == LUA_TNUMBER)
+        lpg_error(L, PG_ERROR_ARGUMENT, "%s: %s must be an integer row number, got %s", call, what,
+                  luaL_tolstring(L, idx, NULL));
+    else if (!isint)
+        lpg_error(L, PG_ERROR_ARGUMENT, "%s: %s must be an integer row number, got %s", call, what,
+                  luaL_typename(L, idx));
+    return v;
+}
+
+/* a:slice(lo [, hi]): a view of rows lo to hi (1-based, inclusive; hi defaults to the last row)
+ * along the first axis. */
+static int arr_slice(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    lua_Integer rows = (lua_Integer)a->desc.shape[0];
+    lua_Integer lo = check_row_arg(L, 2, "slice(lo, hi)", "lo");
+    lua_Integer hi = lua_isnoneornil(L, 3) ? rows : check_row_arg(L, 3, "slice(lo, hi)", "hi");
+    if (lo < 1 || lo > rows || hi < 1 || hi > rows)
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "slice(%I, %I): rows are 1 to %I (lo and hi are 1-based and inclusive)",
+                         lo, hi, rows);
+    if (lo > hi)
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "slice(%I, %I): lo > hi; a view holds rows lo to hi (inclusive), at "
+                         "least one of rows 1 to %I",
+                         lo, hi, rows);
+    push_view(L, 1, a, (int64_t)lo - 1, (int64_t)hi);
+    return 1;
+}
+
+/* "split{4, 5}" for the row-count table at idx (the first counts only, if there are many). */
+static const char *split_call(lua_State *L, int idx) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "split{");
+    lua_Unsigned n = lua_rawlen(L, idx);
+    for (lua_Unsigned i = 1; i <= n; i++) {
+        if (i > 8) {
+            luaL_addstring(&b, ", ...");
+            break;
+        }
+        if (i > 1)
+            luaL_addstring(&b, ", ");
+        lua_rawgeti(L, idx, (lua_Integer)i);
+        luaL_tolstring(L, -1, NULL);
+        lua_remove(L, -2);
+        luaL_addvalue(&b);
+    }
+    luaL_addstring(&b, "}");
+    luaL_pushresult(&b);
+    return lua_tostring(L, -1);
+}
+
+/* a:split(n): n views of nearly equal rows (the first rows % n one row longer, as
+ * numpy.array_split); a:split{r1, r2, ...}: views of r1, r2, ... rows, which must add up to the
+ * array's rows. Returns the views as a sequence. */
+static int arr_split(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    lua_Integer rows = (lua_Integer)a->desc.shape[0];
+    lua_settop(L, 2);
+    lua_Integer n;
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+        int isint = 0;
+        n = lua_tointegerx(L, 2, &isint);
+        if (!isint)
+            return lpg_error(L, PG_ERROR_ARGUMENT,
+                             "split(%s): the number of views must be an integer",
+                             luaL_tolstring(L, 2, NULL));
+        if (n < 1 || n > rows)
+            return lpg_error(L, PG_ERROR_ARGUMENT,
+                             "split(%I): an array of %I rows splits into 1 to %I views", n, rows,
+                             rows);
+        lua_createtable(L, n < (1 << 30) ? (int)n : 1 << 30, 0);
+        int64_t lo = 0;
+        for (lua_Integer i = 1; i <= n; i++) {
+            int64_t len = rows / n + (i <= rows % n ? 1 : 0);
+            push_view(L, 1, a, lo, lo + len);
+            lua_rawseti(L, 3, i);
+            lo += len;
+        }
+        return 1;
+    }
+    if (lua_type(L, 2) != LUA_TTABLE)
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         "split: expected a number of views or a table of row counts, got %s",
+                         luaL_typename(L, 2));
+    /* Check every count before making any view. */
+    lua_Unsigned count = lua_rawlen(L, 2);
+    lua_Integer sum = 0;
+    int over = 0;
+    for (lua_Unsigned i = 1; i <= count; i++) {
+        int isint = 0;
+        lua_rawgeti(L, 2, (lua_Integer)i);
+        lua_Integer r = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+        if (!isint || r < 1) {
+            const char *got = luaL_tolstring(L, -1, NULL);
+            return lpg_error(L, PG_ERROR_ARGUMENT,
+                             "%s: row count %I is %s; each view needs a positive (integer) number "
+                             "of rows",
+                             split_call(L, 2), (lua_Integer)i, got);
+        }
+        lua_pop(L, 1);
+        if (r > LUA_MAXINTEGER - sum)
+            over = 1;
+        else
+            sum += r;
+    }
+    if (over || sum != rows)
+        return lpg_error(L, PG_ERROR_ARGUMENT,
+                         over ? "%s: the row counts add up to more than %I; the array has %I rows"
+                              : "%s: the row counts add up to %I; the array has %I rows",
+                         split_call(L, 2), over ? LUA_MAXINTEGER : sum, rows);
+    lua_createtable(L, count < (1 << 30) ? (int)count : 1 << 30, 0);
+    int64_t lo = 0;
+    for (lua_Unsigned i = 1; i <= count; i++) {
+        lua_rawgeti(L, 2, (lua_Integer)i);
+        int64_t len = (int64_t)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        push_view(L, 1, a, lo, lo + len);
+        lua_rawseti(L, 3, (lua_Integer)i);
+        lo += len;
+    }
+    return 1;
+}
+
 /* Release the handle; the core keeps the memory while computations still use it. Freeing a
  * freed array, or one whose runtime was closed (which freed it), does nothing. */
 static pg_status release(lpg_array *a) {
@@ -297,7 +460,17 @@ static int arr_tostring(lua_State *L) {
         lua_pushfstring(L, i ? ", %I" : "%I", (lua_Integer)a->desc.shape[i]);
         luaL_addvalue(&b);
     }
-    luaL_addstring(&b, !a->a ? "}, freed)" : !a->owner->rt ? "}, runtime closed)" : "})");
+    luaL_addstring(&b, "}");
+    if (lua_getiuservalue(L, 1, 2) == LUA_TNUMBER) { /* a view: its rows of the root, 1-based */
+        lua_Integer first = lua_tointeger(L, -1) + 1;
+        lua_pop(L, 1);
+        lua_pushfstring(L, ", view of rows %I to %I of array %I", first,
+                        first + (lua_Integer)a->desc.shape[0] - 1, (lua_Integer)a->desc.id);
+        luaL_addvalue(&b);
+    } else {
+        lua_pop(L, 1);
+    }
+    luaL_addstring(&b, !a->a ? ", freed)" : !a->owner->rt ? ", runtime closed)" : ")");
     luaL_pushresult(&b);
     return 1;
 }
@@ -315,6 +488,8 @@ void lpg_array_register(lua_State *L) {
         {"from_table", arr_from_table},
         {"copy_from", arr_copy_from},
         {"prefetch", arr_prefetch},
+        {"slice", arr_slice},
+        {"split", arr_split},
         {"free", arr_free},
         {NULL, NULL},
     };
