@@ -1,6 +1,7 @@
-/* jni_array.c: polygpu.Native's array entry points: lifetime, element and bulk host access,
- * host views. Java arrays are copied through a temporary buffer with Get/Set<Type>ArrayRegion:
- * pg_array_read/write may wait for devices, which no pinned (critical) Java array may span. */
+/* jni_array.c: polygpu.Native's array entry points: lifetime, views of rows, element and bulk
+ * host access, host views. Java arrays are copied through a temporary buffer with
+ * Get/Set<Type>ArrayRegion: pg_array_read/write may wait for devices, which no pinned (critical)
+ * Java array may span. */
 #include "jni_util.h"
 
 #include <stdlib.h>
@@ -32,6 +33,18 @@ JNIEXPORT void JNICALL Java_polygpu_Native_arrayFree(JNIEnv *env, jclass cls, jl
     pg_status st = pg_array_free(PGJ_PTR(pg_array, a));
     if (st)
         pgj_throw_status(env, st);
+}
+
+/* A view of rows [lo, hi): a new handle, freed with arrayFree like any array. */
+JNIEXPORT jlong JNICALL Java_polygpu_Native_arraySlice(JNIEnv *env, jclass cls, jlong a, jlong lo,
+                                                       jlong hi) {
+    pg_array *v = NULL;
+    pg_status st = pg_array_slice(PGJ_PTR(pg_array, a), (int64_t)lo, (int64_t)hi, &v);
+    if (st) {
+        pgj_throw_status(env, st);
+        return 0;
+    }
+    return PGJ_HANDLE(v);
 }
 
 JNIEXPORT void JNICALL Java_polygpu_Native_arrayPrefetch(JNIEnv *env, jclass cls, jlong a,

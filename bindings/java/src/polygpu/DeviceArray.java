@@ -4,6 +4,8 @@ import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -22,6 +24,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * of a closed runtime, throw {@link IllegalStateException}. A host view ({@link #asByteBuffer})
  * never points at freed memory: the memory it shows is freed only once the view's buffers are
  * unreachable, whatever was closed before.
+ *
+ * <p><b>Views of rows.</b> {@link #slice(long, long)} and {@link #split(int)} give arrays that
+ * view consecutive rows (along the first axis) of this one and share its elements: a write
+ * through either shows in the other. Kernels on disjoint views have no dependency between them
+ * and may run on different devices at once; work on overlapping rows is ordered. A view is an
+ * array like any other (a kernel argument, element and bulk access, host views, prefetch, more
+ * views) and is closed on its own.
  */
 public final class DeviceArray implements AutoCloseable {
 
@@ -155,9 +164,16 @@ public final class DeviceArray implements AutoCloseable {
     private final long[] shape;
     private final long length;
     private final long id;
+    /** For a view: its first row in the array it views (views of views add up); else -1. */
+    private final long firstRow;
 
     DeviceArray(Runtime runtime, long handle) {
+        this(runtime, handle, -1);
+    }
+
+    private DeviceArray(Runtime runtime, long handle, long firstRow) {
         this.runtime = runtime;
+        this.firstRow = firstRow;
         this.state = new State(runtime.state, handle);
         this.cleanable = Native.CLEANER.register(this, state);
         long[] d;
@@ -236,7 +252,9 @@ public final class DeviceArray implements AutoCloseable {
     }
 
     /**
-     * The array's id in the DAG export ({@code "array"} of each vertex's {@code "args"}).
+     * The array's id in the DAG export ({@code "array"} of each vertex's {@code "args"}). A view
+     * ({@link #slice}, {@link #split(int)}) has the id of the array it views: the DAG names that
+     * array for work on any of its rows.
      *
      * @return the id
      */
@@ -287,6 +305,163 @@ public final class DeviceArray implements AutoCloseable {
         } finally {
             exit();
         }
+    }
+
+    /* ------------------------------------------------------------ views of rows */
+
+    /** The number of rows along the first axis. */
+    private long rows() {
+        return shape[0];
+    }
+
+    /**
+     * A view of rows {@code lo} (included) to {@code hi} (excluded) along the first axis, as
+     * {@link java.util.List#subList} and {@link String#substring(int, int)} take a range: a new
+     * array of shape {@code [hi - lo, shape()[1], ...]} that shares this array's elements, not a
+     * copy. Writes through the view show in this array and writes to this array's rows show in
+     * the view; element indices of the view start at its first row.
+     *
+     * <p>The view is usable wherever an array is: a kernel argument (a pointer to its first
+     * element), element and bulk access, {@link #asByteBuffer} (its rows of this array's host
+     * memory), {@link #prefetch}, and further views (a view of a view views the same array).
+     * Dependencies follow the rows: kernels writing disjoint views have no edge between them in
+     * the DAG and may run on different devices at once, while work on rows that overlap is
+     * ordered; a read copies only the rows that are stale where it runs. The view has this
+     * array's {@link #id()}.
+     *
+     * <p>Close the view when done, for example with try-with-resources; a view the program drops
+     * is freed by the {@link Cleaner}. Views and the array they view are closed independently:
+     * closing the array first keeps its memory until its last view is closed, and closing the
+     * runtime closes them all.
+     *
+     * <pre>{@code
+     * try (DeviceArray head = x.slice(0, 500); DeviceArray tail = x.slice(500, 1000)) {
+     *     fill.launch(grid, block, head, 1.0f, 500); // these two may run at once,
+     *     fill.launch(grid, block, tail, 2.0f, 500); // on two devices
+     * }
+     * }</pre>
+     *
+     * @param lo the first row of the view, from 0
+     * @param hi one past its last row, at most {@code shape()[0]}
+     * @return the view, a new array to close
+     * @throws ArgumentException unless {@code 0 <= lo < hi <= shape()[0]} (the message names the
+     *         bound that fails); the array is unchanged and stays usable
+     * @throws StateException if {@code lo} or {@code hi} would cut the array where no view cut
+     *         it before while it is mapped by an open host view ({@link #asByteBuffer}), or used
+     *         by work held back behind one
+     * @throws IllegalStateException if the array or its runtime was closed
+     */
+    public DeviceArray slice(long lo, long hi) {
+        String call = "slice(" + lo + ", " + hi + ")";
+        long rows = rows();
+        String expected = "; expected 0 <= lo < hi <= " + rows + " (the array's rows along its "
+                + "first axis, hi excluded)";
+        if (lo < 0)
+            throw new ArgumentException(call + ": lo is negative" + expected);
+        if (hi > rows)
+            throw new ArgumentException(call + ": hi is past the array's " + rows + " rows"
+                    + expected);
+        if (hi <= lo)
+            throw new ArgumentException(call + ": the range of rows is empty, and a view has at "
+                    + "least one row" + expected);
+        long h = enter();
+        try {
+            return new DeviceArray(runtime, Native.arraySlice(h, lo, hi),
+                    (firstRow < 0 ? 0 : firstRow) + lo);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Views of consecutive rows that cover the array, of nearly equal rows: with {@code r} rows,
+     * the first {@code r % n} views have {@code r / n + 1} rows and the others {@code r / n}, as
+     * {@code numpy.array_split} cuts (10 rows in 3 views: 4, 3 and 3 rows). Each is a view as
+     * {@link #slice(long, long)} makes, to close when done; kernels on different views have no
+     * dependency between them and may run on different devices at once.
+     *
+     * @param n the number of views, 1 to {@code shape()[0]}
+     * @return the views, first rows first, in an unmodifiable list
+     * @throws ArgumentException if {@code n} is not in 1 to {@code shape()[0]}; the array is
+     *         unchanged and stays usable
+     * @throws StateException if the array is mapped by an open host view and a view would cut it
+     *         anew (see {@link #slice(long, long)}); no view is left open
+     * @throws IllegalStateException if the array or its runtime was closed
+     */
+    public List<DeviceArray> split(int n) {
+        long rows = rows();
+        if (n < 1 || n > rows)
+            throw new ArgumentException("split(" + n + "): an array of " + rows + " rows splits "
+                    + "into 1 to " + rows + " views of at least one row each");
+        long[] counts = new long[n];
+        for (int i = 0; i < n; i++)
+            counts[i] = rows / n + (i < rows % n ? 1 : 0);
+        return views(counts);
+    }
+
+    /**
+     * Views of consecutive rows that cover the array, of the given numbers of rows: {@code
+     * split(2, 5, 3)} of an array of 10 rows views rows 0 to 1, 2 to 6 and 7 to 9. Each is a view
+     * as {@link #slice(long, long)} makes, to close when done. With one {@code int} argument,
+     * {@link #split(int)} is called instead (a number of views); one {@code long} argument, as
+     * in {@code split(10L)}, is a single row count.
+     *
+     * @param rows the number of rows of each view, each positive, adding up to {@code
+     *        shape()[0]}
+     * @return the views, first rows first, in an unmodifiable list
+     * @throws ArgumentException if {@code rows} is null or empty, a count is not positive, or
+     *         they do not add up to the array's rows; the array is unchanged and stays usable
+     * @throws StateException if the array is mapped by an open host view and a view would cut it
+     *         anew (see {@link #slice(long, long)}); no view is left open
+     * @throws IllegalStateException if the array or its runtime was closed
+     */
+    public List<DeviceArray> split(long... rows) {
+        if (rows == null)
+            throw new ArgumentException("split(null): give the number of rows of each view");
+        StringBuilder call = new StringBuilder("split(");
+        for (int i = 0; i < rows.length && i < 8; i++)
+            call.append(i > 0 ? ", " : "").append(rows[i]);
+        call.append(rows.length > 8 ? ", ...)" : ")");
+        long have = rows();
+        long total = 0;
+        boolean overflow = false;
+        for (int i = 0; i < rows.length; i++) {
+            if (rows[i] < 1)
+                throw new ArgumentException(call + ": row count " + i + " is " + rows[i]
+                        + "; each view needs a positive number of rows");
+            overflow |= rows[i] > Long.MAX_VALUE - total;
+            total += rows[i];
+        }
+        if (rows.length == 0)
+            throw new ArgumentException(call + ": no row counts; give the rows of each view, "
+                    + "adding up to the array's " + have + " rows");
+        if (overflow || total != have)
+            throw new ArgumentException(call + ": the row counts add up to "
+                    + (overflow ? "more than " + Long.MAX_VALUE : Long.toString(total))
+                    + "; the array has " + have + " rows");
+        return views(rows.clone());
+    }
+
+    /** Views of {@code counts[0]}, {@code counts[1]}, ... rows from row 0; none left on failure. */
+    private List<DeviceArray> views(long[] counts) {
+        List<DeviceArray> out = new ArrayList<>(counts.length);
+        try {
+            long lo = 0;
+            for (long c : counts) {
+                out.add(slice(lo, lo + c));
+                lo += c;
+            }
+        } catch (RuntimeException | Error e) {
+            for (DeviceArray v : out) {
+                try {
+                    v.close();
+                } catch (RuntimeException f) {
+                    e.addSuppressed(f);
+                }
+            }
+            throw e;
+        }
+        return List.copyOf(out);
     }
 
     /* ------------------------------------------------------------ typed access */
@@ -1034,7 +1209,8 @@ public final class DeviceArray implements AutoCloseable {
      * Closes the array: every later call on it throws {@link IllegalStateException}, and open
      * host views are released. The native array is freed now, or, while buffers from {@link
      * #asByteBuffer} are still reachable, once they have been collected. Work that still uses
-     * the array keeps its memory until it ends. Closing again does nothing.
+     * the array keeps its memory until it ends, and so do views of its rows ({@link #slice})
+     * that are still open: they stay usable. Closing again does nothing.
      */
     @Override
     public void close() {
@@ -1042,12 +1218,16 @@ public final class DeviceArray implements AutoCloseable {
     }
 
     /**
-     * Describes the array.
+     * Describes the array, and for a view the rows it views.
      *
-     * @return e.g. {@code "DeviceArray(float32, [1000])"}
+     * @return e.g. {@code "DeviceArray(float32, [1000])"}, or for {@code slice(500, 1000)} of
+     *         it {@code "DeviceArray(float32, [500], rows [500, 1000) of array 1)"}
      */
     @Override
     public String toString() {
-        return "DeviceArray(" + dtype + ", " + java.util.Arrays.toString(shape) + ")";
+        String s = "DeviceArray(" + dtype + ", " + java.util.Arrays.toString(shape);
+        if (firstRow >= 0)
+            s += ", rows [" + firstRow + ", " + (firstRow + shape[0]) + ") of array " + id;
+        return s + ")";
     }
 }

@@ -78,6 +78,9 @@ final class Native {
 
     static native void arrayFree(long a);
 
+    /** A view of rows {@code [lo, hi)} of {@code a}: a new handle, freed with arrayFree. */
+    static native long arraySlice(long a, long lo, long hi);
+
     /** {id, dtype, ndim, shape[0..3], size, nbytes, valid}. */
     static native long[] arrayDescribe(long a);
 
