@@ -408,7 +408,11 @@ void pg__array_remove_live(pg__runtime *rt, pg__array *a);
  * view's is its root's at its offset. */
 pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out);
 /* The buffer at loc if there is one (a piece's or view's: its root's at its offset), or NULL. */
-void *pg__array_buf(const pg__array *a, int loc);
+static inline void *pg__array_buf(const pg__array *a, int loc) {
+    const pg__array *r = a->store;
+    char *b = loc == 0 ? r->host : r->dev[loc - 1];
+    return b && a->off ? b + a->off * pg_dtype_size(a->dtype) : b;
+}
 
 /* ---- pieces (core/pieces.c) */
 /* The pieces holding the state of a (a root or a view): a span of the root's pieces, or the

@@ -26,18 +26,24 @@ static pg_dag_kind kind_of(pg__comp_kind k) {
 
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
     /* Pieces carry their array's id: one entry per array, accesses merged. */
+    int pieces = 0;
+    for (int i = 0; i < c->nargs && !pieces; i++)
+        pieces = c->args[i].array->kind == PG__A_PIECE;
+    int n = c->nargs;
     uint64_t ids[PG__MAX_PARAMS];
     pg_access acc[PG__MAX_PARAMS];
-    int n = 0;
-    for (int i = 0; i < c->nargs && n < PG__MAX_PARAMS; i++) {
-        int j = 0;
-        while (j < n && ids[j] != c->args[i].array->id)
-            j++;
-        if (j == n) {
-            ids[n] = c->args[i].array->id;
-            acc[n++] = 0;
+    if (pieces) {
+        n = 0;
+        for (int i = 0; i < c->nargs && n < PG__MAX_PARAMS; i++) {
+            int j = 0;
+            while (j < n && ids[j] != c->args[i].array->id)
+                j++;
+            if (j == n) {
+                ids[n] = c->args[i].array->id;
+                acc[n++] = 0;
+            }
+            acc[j] |= c->args[i].access;
         }
-        acc[j] |= c->args[i].access;
     }
     pg__record *r = pg__records_add(rt->records, c->id, n, c->nparents);
     if (!r)
@@ -46,8 +52,8 @@ pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
     strncpy(r->name, name, sizeof r->name - 1); /* the slot was cleared: NUL-terminated */
     r->submit_ns = pg__now_ns() - rt->epoch_ns;
     for (int i = 0; i < n; i++) {
-        r->arg_ids[i] = ids[i];
-        r->arg_access[i] = acc[i];
+        r->arg_ids[i] = pieces ? ids[i] : c->args[i].array->id;
+        r->arg_access[i] = pieces ? acc[i] : c->args[i].access;
     }
     for (int i = 0; i < c->nparents; i++)
         r->parent_ids[i] = c->parents[i]->id;

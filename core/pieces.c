@@ -19,12 +19,6 @@ static size_t esize(const pg__array *a) {
     return pg_dtype_size(a->dtype);
 }
 
-void *pg__array_buf(const pg__array *a, int loc) {
-    const pg__array *r = a->store;
-    char *b = loc == 0 ? r->host : r->dev[loc - 1];
-    return b ? b + a->off * esize(a) : NULL;
-}
-
 void pg__array_parts(pg__array *a, pg__array ***parts, int *n) {
     pg__array *r = a->store;
     if (a->kind == PG__A_PIECE || !r->pieces) {
