@@ -298,9 +298,9 @@ class Timeline(list):
         """Draw the timeline as a Gantt chart: a row per device stream (and one for the host), a
         bar from start to end per timed operation, a tick at its submission per untimed one;
         time runs from the first operation. Operations shorter than 0.3% of the whole are drawn
-        that wide, so that each shows. ``color_by``: ``"name"`` (a color per kernel name) or
-        ``"kind"``. Returns the matplotlib Axes (``ax.figure`` is its Figure); draws on ``ax``
-        when given.
+        that wide, so that each shows. ``color_by``: ``"name"`` (a color per kernel name;
+        copies and host accesses by kind) or ``"kind"``. Returns the matplotlib Axes
+        (``ax.figure`` is its Figure); draws on ``ax`` when given.
 
         Needs matplotlib: raises ImportError naming it when it is not installed.
         """
@@ -318,7 +318,11 @@ class Timeline(list):
         if ax is None:
             _, ax = plt.subplots(figsize=(10, 1.2 + 0.45 * max(1, len(tracks))))
         cmap = matplotlib.colormaps["tab20"]
-        keys = sorted({getattr(e, color_by) for e in self})
+
+        def key_of(e):
+            return e.name if color_by == "name" and e.kind == "kernel" else e.kind
+
+        keys = sorted({key_of(e) for e in self})
         colors = {k: cmap(i % 20) for i, k in enumerate(keys)}
         t0 = min((e.start for e in self), default=0.0)
         t1 = max((e.end for e in self), default=0.0)
@@ -326,7 +330,7 @@ class Timeline(list):
         least = (t1 - t0) * 0.003
         labelled = set()
         for e in self:
-            key = getattr(e, color_by)
+            key = key_of(e)
             label = None if key in labelled else key
             labelled.add(key)
             if e.timed:
