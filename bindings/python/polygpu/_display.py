@@ -72,8 +72,6 @@ class DAG(dict):
     :meth:`to_text` give those forms as strings.
     """
 
-    __slots__ = ()
-
     @property
     def vertices(self):
         """The vertex dicts, oldest first (``self["vertices"]``)."""
@@ -250,12 +248,17 @@ class Timeline(list):
     :class:`TimelineEntry`, oldest submission first, with :meth:`plot` drawing a Gantt chart
     (one row per device stream) with matplotlib.
 
-    ``device_names`` holds the runtime's device names, by device id.
+    :attr:`device_names` holds the runtime's device names, by device id.
     """
 
     def __init__(self, entries=(), device_names=()):
         super().__init__(entries)
-        self.device_names = list(device_names)
+        self._device_names = list(device_names)
+
+    @property
+    def device_names(self):
+        """The runtime's device names, by device id."""
+        return self._device_names
 
     @classmethod
     def _from_dag(cls, dag, device_names):
