@@ -28,7 +28,8 @@ wheels=("$work"/dist/polygpu-*.whl)
 wheel=${wheels[0]}
 case $(basename "$wheel") in
   "polygpu-$version-"*) ;;
-  *) echo "wheel $(basename "$wheel") does not carry the version $version of core/polygpu.h"; exit 1 ;;
+  *) echo "wheel $(basename "$wheel") does not carry the version $version of core/polygpu.h"
+     exit 1 ;;
 esac
 "$py" - "$wheel" <<'PY'
 import sys, zipfile
