@@ -7,7 +7,9 @@ PYTHON=${PYTHON:-python3}
 need_apt=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
-for p in build-essential cmake g++ pkg-config lua5.4 liblua5.4-dev luarocks default-jdk-headless junit5; do
+# graphviz: its `dot` draws the Python DAG in notebooks (polygpu.DAG) and is tested there.
+for p in build-essential cmake g++ pkg-config lua5.4 liblua5.4-dev luarocks default-jdk-headless junit5 \
+  graphviz; do
   have_pkg "$p" || need_apt+=("$p")
 done
 # StarPU, only for the CPU-device benchmark against it (benchmarks/starpu_compare.c); `make
@@ -81,4 +83,25 @@ if ! have_mypy; then
     fi
     exit 1
   fi
+fi
+
+# The notebook tools for that interpreter: nbclient and ipykernel run
+# examples/python/quickstart.ipynb headless (ctest python_notebook), matplotlib draws
+# rt.timeline().plot(). Debian's packages where the interpreter is the system's; pip (PyPI) for
+# another interpreter (pyenv, a virtual environment), which cannot import Debian's.
+notebook_modules='import nbclient, ipykernel, matplotlib'
+if ! "$PYTHON" -c "$notebook_modules" >/dev/null 2>&1; then
+  if debian_python; then
+    notebook_apt=(python3-nbclient python3-ipykernel python3-matplotlib)
+    if [ "$(id -u)" != 0 ]; then
+      echo "missing for $PYTHON: nbclient, ipykernel or matplotlib; run as root: apt-get install -y ${notebook_apt[*]}" >&2
+      exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${notebook_apt[@]}" >/dev/null
+  else
+    "$PYTHON" -m pip install -q nbclient ipykernel matplotlib >/dev/null 2>&1 || true
+  fi
+  "$PYTHON" -c "$notebook_modules" || { echo "nbclient, ipykernel and matplotlib are needed for $PYTHON" >&2; exit 1; }
 fi

@@ -28,6 +28,10 @@ Main names:
   read-only views; ``np.asarray(a.host_view(True))``: a writable one), ``prefetch()`` (start
   the copy of a result to the host, or to a device, without waiting).
 * :class:`Kernel` -- ``k(grid, block, shared_mem=0)(*args)`` submits a launch.
+* :class:`DAG` -- ``rt.dag()``, the dependency graph as data (a dict) that prints as a table
+  and shows as a Graphviz drawing in Jupyter; :class:`Timeline` -- ``rt.timeline()``, a list
+  of :class:`TimelineEntry` (what ran on which device stream, when) with ``.plot()``
+  (matplotlib).
 * :func:`array`, :func:`asarray`, :func:`kernel`, :func:`sync` -- the same on a default
   runtime created on first use from the ``PG_*`` environment variables.
 * Exceptions: :class:`Error` and its subclasses :class:`ArgumentError` (a TypeError),
@@ -63,10 +67,13 @@ from ._polygpu import (
     dtype_size,
     dtypes,
 )
+from ._display import DAG, Timeline, TimelineEntry
 from ._default import array, asarray, default_runtime, from_dlpack, kernel, sync
 from ._runtime import POLICIES, Runtime
 
-Runtime.__module__ = __name__  # documented as polygpu.Runtime
+for _cls in (Runtime, DAG, Timeline, TimelineEntry):
+    _cls.__module__ = __name__  # documented as polygpu.Runtime, polygpu.DAG, ...
+del _cls
 __version__ = "%d.%d.%d" % _polygpu.version
 MAX_DEVICES = _polygpu.MAX_DEVICES
 MAX_DIMS = _polygpu.MAX_DIMS
@@ -74,6 +81,7 @@ MAX_DIMS = _polygpu.MAX_DIMS
 __all__ = [
     "ArgumentError",
     "CompileError",
+    "DAG",
     "DeviceArray",
     "DeviceError",
     "Error",
@@ -92,6 +100,8 @@ __all__ = [
     "POLICIES",
     "Runtime",
     "StateError",
+    "Timeline",
+    "TimelineEntry",
     "UnsupportedError",
     "array",
     "asarray",

@@ -7,6 +7,9 @@ from ._default import default_runtime as default_runtime
 from ._default import from_dlpack as from_dlpack
 from ._default import kernel as kernel
 from ._default import sync as sync
+from ._display import DAG as DAG
+from ._display import Timeline as Timeline
+from ._display import TimelineEntry as TimelineEntry
 from ._polygpu import ArgumentError as ArgumentError
 from ._polygpu import CompileError as CompileError
 from ._polygpu import DeviceArray as DeviceArray
@@ -37,6 +40,7 @@ MAX_DIMS: int
 __all__ = [
     "ArgumentError",
     "CompileError",
+    "DAG",
     "DeviceArray",
     "DeviceError",
     "Error",
@@ -55,6 +59,8 @@ __all__ = [
     "POLICIES",
     "Runtime",
     "StateError",
+    "Timeline",
+    "TimelineEntry",
     "UnsupportedError",
     "array",
     "asarray",

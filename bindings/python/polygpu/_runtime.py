@@ -3,6 +3,7 @@
 import os
 
 from . import _polygpu
+from ._display import DAG, Timeline
 
 #: The built-in device policies (Runtime(policy=...)).
 POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time",
@@ -48,8 +49,9 @@ class Runtime(_polygpu.Runtime):
 
     Methods: :meth:`array`, :meth:`asarray`, :meth:`from_dlpack`, :meth:`kernel`,
     :meth:`record` (kernel calls recorded once and replayed: :class:`polygpu.Graph`),
-    :meth:`sync`, :meth:`stats`, :meth:`dag`, :meth:`dag_dot`, :meth:`export_dag`,
-    :meth:`write_trace`, :meth:`close`; attributes :attr:`devices`, :attr:`closed`.
+    :meth:`sync`, :meth:`stats`, :meth:`dag` (shown as a graph in Jupyter), :meth:`timeline`
+    (``.plot()`` draws it), :meth:`dag_dot`, :meth:`export_dag`, :meth:`write_trace`,
+    :meth:`close`; attributes :attr:`devices`, :attr:`closed`.
     """
 
     def from_dlpack(self, obj, dtype=None):
@@ -82,7 +84,8 @@ class Runtime(_polygpu.Runtime):
             % (type(obj).__name__, kind))
 
     def dag(self):
-        """The DAG of the most recent computations as a dict, a snapshot taken now.
+        """The DAG of the most recent computations as a :class:`polygpu.DAG` (a dict), a
+        snapshot taken now.
 
         ``{"vertices": [{"id", "kind" ("kernel", "host_read", "host_write", "copy"), "name",
         "device" (-1 for the host), "stream", "args": [{"array", "access"}], "submit_ns",
@@ -90,8 +93,25 @@ class Runtime(_polygpu.Runtime):
         to_id], ...]}``, oldest vertex first: the same data and schema as the JSON export.
         ``args[i]["array"]`` is :attr:`DeviceArray.id`; an edge is an inferred dependency (a
         copy vertex sits between a producer and a consumer on another device).
+
+        ``print(rt.dag())`` lists the vertices and their dependencies; in Jupyter the DAG is
+        drawn with Graphviz when its ``dot`` program is installed (see :class:`polygpu.DAG`).
         """
-        return self._dag()
+        return DAG(self._dag())
+
+    def timeline(self):
+        """What ran where and when, as a :class:`polygpu.Timeline`: a list of
+        :class:`polygpu.TimelineEntry` (id, kind, name, device, stream, start, end, submit in
+        seconds since the runtime was created, timed, bytes), one per vertex of a DAG
+        snapshot taken now, oldest first; ``.plot()`` draws it as a Gantt chart with
+        matplotlib, a row per device stream.
+
+        It holds the data :meth:`write_trace` writes as a Chrome trace. Work still running is
+        not timed yet (call :meth:`sync` first for a complete timeline); CPU devices time every
+        computation, GPUs only when the runtime was made with ``trace=...``.
+        """
+        names = [d["name"] for d in self.devices]
+        return Timeline._from_dag(self._dag(), names)
 
     def dag_dot(self):
         """The DAG of the most recent computations in Graphviz DOT, as a string."""

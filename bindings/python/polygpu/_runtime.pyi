@@ -5,6 +5,7 @@ from typing import Literal, Protocol, Union
 from typing_extensions import TypeAlias
 
 from . import _polygpu
+from ._display import DAG, Timeline
 
 POLICIES: tuple[
     Literal["round-robin"],
@@ -23,7 +24,8 @@ class Runtime(_polygpu.Runtime):
     def from_dlpack(
         self, obj: _DLPackProducer, dtype: _polygpu._DTypeLike | None = None
     ) -> _polygpu.DeviceArray: ...
-    def dag(self) -> _polygpu._Dag: ...
+    def dag(self) -> DAG: ...
+    def timeline(self) -> Timeline: ...
     def dag_dot(self) -> str: ...
     def export_dag(
         self, path: _StrPath, format: Literal["dot", "gv", "json"] | None = None

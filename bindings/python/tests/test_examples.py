@@ -1,6 +1,7 @@
 """The Python examples run and print what they promise."""
 
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +19,18 @@ def run(name, *args):
 def test_every_example_is_tested():
     names = {os.path.basename(p) for p in glob.glob(os.path.join(EXAMPLES, "*.py"))}
     assert names == {"quickstart.py", "numpy_interop.py", "dag_and_trace.py"}
+
+
+def test_notebooks_are_run_and_stored_clean():
+    # ctest python_notebook (bindings/python/CMakeLists.txt) executes each with nbclient.
+    paths = glob.glob(os.path.join(EXAMPLES, "*.ipynb"))
+    assert {os.path.basename(p) for p in paths} == {"quickstart.ipynb"}
+    for p in paths:
+        with open(p) as f:
+            nb = json.load(f)
+        assert nb["nbformat"] == 4 and nb["metadata"]["kernelspec"]["name"] == "python3"
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        assert code and all(c["outputs"] == [] and c["execution_count"] is None for c in code)
 
 
 def test_quickstart():

@@ -77,6 +77,16 @@ def test_runtime_arrays_and_kernels(tmp_path: pathlib.Path) -> None:
         rt.export_dag(tmp_path / "dag.json")
         dot: str = rt.dag_dot()
         assert dot.startswith("digraph")
+        names: List[str] = [v["name"] for v in dag.vertices]
+        table: str = dag.to_text(limit=50)
+        assert all(n in table for n in names) and dag.to_dot().startswith("digraph")
+        svg: Optional[str] = dag._repr_svg_()
+        assert svg is None or svg.startswith("<svg")
+        timeline: pg.Timeline = rt.timeline()
+        entries: List[pg.TimelineEntry] = list(timeline)
+        spans: List[float] = [e.end - e.start for e in entries if e.kind == "kernel"]
+        rows: List[Tuple[int, int]] = timeline.tracks()
+        assert spans and all(s >= 0 for s in spans) and entries[0].track in rows
         rt.write_trace(tmp_path / "trace.json")
         copied = rt.from_dlpack(np.arange(3, dtype=np.int32))
         assert copied.dtype_name == "int32" and copied.__dlpack_device__() == (1, 0)
