@@ -2,6 +2,8 @@
  * __cuda_array_interface__) without a trip through the host. */
 #include "core/internal.h"
 
+static pg_status wait_history(pg__runtime *rt, pg__array *a, int readers);
+
 static pg_status need_gpus(pg__runtime *rt, const char *fn) {
     if (!rt->ops->stream_handle || !rt->ops->stream_wait_foreign || !rt->ops->pointer_device)
         return pg__error(PG_ERROR_UNSUPPORTED,
@@ -31,6 +33,78 @@ pg_status pg_array_device_pointer(pg_array *h, int device, pg_access access, voi
                        rt->ndev - 1);
     if (!st)
         st = pg__exec_device_access(rt, a, device, access, 0, 0, 0, ptr, stream);
+    pg__leave(rt);
+    return st;
+}
+
+pg_status pg_array_device_pointer_synced(pg_array *h, int device, pg_access access,
+                                         uint64_t consumer, void **ptr) {
+    pg__error_clear();
+    if (!ptr)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_array_device_pointer_synced: ptr must not be NULL");
+    if (access != PG_ACCESS_IN && access != PG_ACCESS_OUT && access != PG_ACCESS_INOUT)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_array_device_pointer_synced: access %d is not in, out or inout",
+                         (int)access);
+    pg__array *a = pg__enter_array(h, "pg_array_device_pointer_synced");
+    if (!a)
+        return PG_ERROR_STATE;
+    pg__runtime *rt = a->rt;
+    pg_status st = pg__graph_refuse(rt, "pg_array_device_pointer_synced", a);
+    if (!st)
+        st = need_gpus(rt, "pg_array_device_pointer_synced");
+    if (!st && !rt->ops->foreign_wait)
+        st = pg__error(PG_ERROR_UNSUPPORTED,
+                       "pg_array_device_pointer_synced: the %s backend "
+                       "cannot order another library's stream",
+                       rt->ops->name);
+    if (!st && (device < 0 || device >= rt->ndev))
+        st = pg__error(PG_ERROR_ARGUMENT, "pg_array_device_pointer_synced: device %d is not 0..%d",
+                       device, rt->ndev - 1);
+    uint64_t ours = 0;
+    if (!st)
+        st = pg__exec_device_access(rt, a, device, access, 0, 0, 0, ptr, &ours);
+    if (!st && consumer) /* the GPU orders the other library's work after ours */
+        st = rt->ops->foreign_wait(rt->b, device, consumer, ours);
+    if (!st && !consumer) /* the calling thread waits (the device access is a reader of a) */
+        st = wait_history(rt, a, 1);
+    pg__leave(rt);
+    return st;
+}
+
+/* Wait until a's last writers (and, with readers, the computations reading it since) have
+ * finished. A wait drops the lock, so the pieces are looked up again after each (a view made
+ * meanwhile may have cut them); finished ones are skipped. */
+static pg_status wait_history(pg__runtime *rt, pg__array *a, int readers) {
+    pg__array **ps;
+    int n;
+    pg__array_parts(a, &ps, &n);
+    for (int i = 0; i < n; i++) {
+        const pg__history *h = &ps[i]->hist;
+        pg__comp *w = h->writer && !pg__comp_done(rt, h->writer) ? h->writer : NULL;
+        for (int r = 0; readers && !w && r < h->nreaders; r++)
+            if (!pg__comp_done(rt, h->readers[r]))
+                w = h->readers[r];
+        if (w) {
+            pg_status st = pg__exec_wait(rt, w);
+            if (st)
+                return st;
+            pg__array_parts(a, &ps, &n);
+            i = -1;
+        }
+    }
+    return PG_OK;
+}
+
+pg_status pg_array_wait(pg_array *h) {
+    pg__error_clear();
+    pg__array *a = pg__enter_array(h, "pg_array_wait");
+    if (!a)
+        return PG_ERROR_STATE;
+    pg__runtime *rt = a->rt;
+    pg_status st = pg__graph_refuse(rt, "pg_array_wait", a);
+    if (!st)
+        st = wait_history(rt, a, 0);
     pg__leave(rt);
     return st;
 }

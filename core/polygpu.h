@@ -252,6 +252,18 @@ pg_status pg_array_write(pg_array *a, uint64_t first, uint64_t count, const void
 pg_status pg_array_device_pointer(pg_array *a, int device, pg_access access, void **ptr,
                                   uint64_t *stream);
 
+/* pg_array_device_pointer with DLPack's stream semantics: instead of returning polygpu's
+ * stream, the other library's CUstream `consumer` is made to wait on the GPU until the value
+ * is ready there (1: CUDA's legacy default stream, 2: its per-thread default stream; 0: the
+ * calling thread waits instead). The address is handed out as by pg_array_device_pointer. */
+pg_status pg_array_device_pointer_synced(pg_array *a, int device, pg_access access,
+                                         uint64_t consumer, void **ptr);
+
+/* Wait until the work that makes a's current value (its last writers, on any range) has
+ * finished — with no copy and no host access: for a caller whose memory a computation reads
+ * (pg_array_copy_from_device's source), before it lets that memory go. */
+pg_status pg_array_wait(pg_array *a);
+
 /* Overwrite the whole array from another library's device memory at `src` (bytes must equal
  * the array's size), on the GPU that holds src, after the work enqueued so far on the native
  * CUstream `stream` (0: none to wait for). Asynchronous, device to device, no host copy. */

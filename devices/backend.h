@@ -110,6 +110,9 @@ typedef struct pg__backend_ops {
      * foreign native stream; which of this backend's devices holds a foreign device address. */
     uint64_t (*stream_handle)(pg__backend *b, pg__bstream *s);
     pg_status (*stream_wait_foreign)(pg__backend *b, pg__bstream *s, uint64_t foreign);
+    /* The other way: foreign native stream `waiter` on device dev waits for the work enqueued
+     * so far on native stream `done` (waiter 0: the calling thread waits). */
+    pg_status (*foreign_wait)(pg__backend *b, int dev, uint64_t waiter, uint64_t done);
     pg_status (*pointer_device)(pg__backend *b, uint64_t ptr, int *dev);
 } pg__backend_ops;
 

@@ -660,6 +660,23 @@ static pg_status stream_wait_foreign(pg__backend *b, pg__bstream *s, uint64_t fo
     return PG_OK;
 }
 
+static pg_status foreign_wait(pg__backend *b, int dev, uint64_t waiter, uint64_t done) {
+    pg__bevent *e = NULL;
+    pg_status st = use(b, dev);
+    if (!st)
+        st = event_get(b, dev, &e);
+    if (st)
+        return st;
+    CUresult r = b->cu->cuEventRecord(e->e, (CUstream)(uintptr_t)done);
+    if (!r)
+        r = waiter ? b->cu->cuStreamWaitEvent((CUstream)(uintptr_t)waiter, e->e, 0)
+                   : b->cu->cuEventSynchronize(e->e);
+    event_free(b, e);
+    if (r)
+        return (pg_status)pg__cu_error(b->cu, r, "ordering a foreign CUDA stream after polygpu's");
+    return PG_OK;
+}
+
 static pg_status pointer_device(pg__backend *b, uint64_t ptr, int *dev) {
     /* The plural call answers "not CUDA memory" with defaults instead of an API error. */
     unsigned type = 0;
@@ -714,6 +731,7 @@ static const pg__backend_ops ops = {
     .wants_timing_events = 1,
     .stream_handle = stream_handle,
     .stream_wait_foreign = stream_wait_foreign,
+    .foreign_wait = foreign_wait,
     .pointer_device = pointer_device,
 };
 

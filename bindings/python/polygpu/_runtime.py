@@ -57,8 +57,10 @@ class Runtime(_polygpu.Runtime):
     def from_dlpack(self, obj, dtype=None):
         """A new :class:`DeviceArray` holding a copy of ``obj``, any DLPack producer: on the CPU
         (NumPy, PyTorch CPU tensors, JAX on CPU, another polygpu array), read through
-        ``numpy.from_dlpack`` without a copy before polygpu's own; on a CUDA device through its
-        ``__cuda_array_interface__`` (CuPy, PyTorch, Numba), as :meth:`asarray` does.
+        ``numpy.from_dlpack`` without a copy before polygpu's own; on a CUDA device device to
+        device, through its ``__cuda_array_interface__`` (CuPy, PyTorch, Numba) as
+        :meth:`asarray` does, else through its DLPack capsule (JAX), ordered after the
+        producer's work on CUDA's legacy default stream.
         ``dtype`` converts as in :meth:`asarray`.
 
         Raises :class:`ArgumentError` for an object that is not a DLPack producer or lives on
@@ -78,10 +80,17 @@ class Runtime(_polygpu.Runtime):
             return self.asarray(numpy.from_dlpack(obj), dtype)
         if kind == 2 and hasattr(obj, "__cuda_array_interface__"):  # kDLCUDA
             return self.asarray(obj, dtype)
+        if kind == 2:  # a CUDA producer that speaks only DLPack (JAX): its capsule
+            a = self._from_dlpack_cuda(obj)
+            if dtype is not None and a.dtype_name != _polygpu.dtype_name(dtype):
+                a.free()
+                raise _polygpu.ArgumentError(
+                    "from_dlpack of a CUDA tensor copies on the GPU and keeps its dtype (%s); "
+                    "convert it there first" % a.dtype_name)
+            return a
         raise _polygpu.ArgumentError(
-            "from_dlpack: %s lives on DLPack device type %d; polygpu reads CPU (1) producers, "
-            "and CUDA (2) producers that also offer __cuda_array_interface__"
-            % (type(obj).__name__, kind))
+            "from_dlpack: %s lives on DLPack device type %d; polygpu reads CPU (1) and CUDA "
+            "(2) producers" % (type(obj).__name__, kind))
 
     def dag(self):
         """The DAG of the most recent computations as a :class:`polygpu.DAG` (a dict), a

@@ -1,8 +1,12 @@
-/* dlpack.c: DeviceArray.__dlpack__ / __dlpack_device__: the array's host copy exported as a
- * DLPack tensor (kDLCPU), zero-copy, for np.from_dlpack, torch.from_dlpack and the rest of the
- * array ecosystem. The export is a read-only buffer view of the array (buffer.c): a host read
- * access held until the consumer drops the tensor, so kernels that write the array wait for
- * that, as for any view. Structures as in DLPack's dlpack.h (v0.8 ABI, unversioned capsule). */
+/* dlpack.c: DeviceArray.__dlpack__ / __dlpack_device__ and the import of CUDA DLPack
+ * producers. On CPU devices the array's host copy is exported (kDLCPU), zero-copy, as a
+ * read-only buffer view of the array (buffer.c): a host read access held until the consumer
+ * drops the tensor, so kernels that write the array wait for that, as for any view. On GPUs
+ * the device copy is exported (kDLCUDA) on the GPU that holds the current value (else GPU 0),
+ * with DLPack's stream semantics: the consumer's stream waits on the GPU for polygpu's work
+ * (pg_array_device_pointer_synced); the consumer may write it. A CUDA producer is imported
+ * device to device (Runtime._from_dlpack_cuda). Structures as in DLPack's dlpack.h (v0.8 ABI,
+ * unversioned capsule). */
 #include "pgpy.h"
 
 typedef struct {
@@ -32,20 +36,48 @@ typedef struct pgdl_managed {
     void (*deleter)(struct pgdl_managed *self);
 } pgdl_managed;
 
-/* What a tensor keeps: the view (the host access) and its shape and strides. */
+/* What a tensor keeps: the view (the host access; a CPU export) or the array (a GPU export:
+ * its device address lives as long as the array), and its shape and strides. */
 typedef struct {
     pgdl_managed m;
     Py_buffer view;
+    PyObject *owner;
     int64_t shape[PG_MAX_DIMS], strides[PG_MAX_DIMS];
 } pgdl_export;
+
+enum { DL_CPU = 1, DL_CUDA = 2 };
 
 /* Called by the consumer, on any thread, when it is done with the tensor. */
 static void export_deleter(pgdl_managed *m) {
     pgdl_export *e = (pgdl_export *)m;
     PyGILState_STATE g = PyGILState_Ensure();
-    PyBuffer_Release(&e->view);
+    if (e->owner)
+        Py_DECREF(e->owner);
+    else
+        PyBuffer_Release(&e->view);
     PyMem_Free(e);
     PyGILState_Release(g);
+}
+
+/* The GPU an export comes from: the one holding the current value, else GPU 0; -1 when the
+ * runtime has CPU devices (the host copy is exported). -2 with an exception set. */
+static int export_gpu(pgpy_array *a) {
+    pg_device_info info[PG_MAX_DEVICES];
+    int n = 0;
+    pg_array_desc d;
+    pg_status st = pg_runtime_devices(a->rt->h, info, PG_MAX_DEVICES, &n);
+    if (st == PG_OK)
+        st = pg_array_describe(a->h, &d);
+    if (st != PG_OK) {
+        pgpy_raise(st);
+        return -2;
+    }
+    if (n == 0 || info[0].kind != PG_DEVICE_CUDA)
+        return -1;
+    for (int l = 1; l <= n; l++)
+        if (d.valid & (1u << l))
+            return l - 1;
+    return 0;
 }
 
 /* A capsule no consumer took still owns its tensor. */
@@ -66,46 +98,15 @@ static pgdl_dtype dl_dtype(pg_dtype t) {
     return d;
 }
 
-PyObject *pgpy_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"stream", "max_version", "dl_device", "copy", NULL};
-    PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kw, &stream, &max_version,
-                                     &dl_device, &copy))
-        return NULL;
-    (void)max_version; /* an unversioned capsule is what a producer of the 0.8 ABI returns */
-    if (stream != Py_None && !(PyLong_Check(stream) && PyLong_AsLong(stream) == -1))
-        return pgpy_argument_error("__dlpack__: the host copy has no stream; stream must be None "
-                                   "(or -1), got %R",
-                                   stream);
-    if (dl_device != Py_None) {
-        int type = -1, id = -1;
-        if (!PyArg_ParseTuple(dl_device, "ii", &type, &id))
-            return NULL;
-        if (type != 1)
-            return PyErr_Format(PyExc_BufferError,
-                                "__dlpack__: polygpu exports an array's host copy (kDLCPU, 1); "
-                                "device type %d asked for",
-                                type);
-    }
-    if (copy == Py_True)
-        return PyErr_Format(PyExc_BufferError,
-                            "__dlpack__: copy=True is not supported; export, then copy");
-    pgpy_array *a = (pgpy_array *)self;
-    pgdl_export *e = PyMem_Calloc(1, sizeof *e);
-    if (!e)
-        return PyErr_NoMemory();
-    if (PyObject_GetBuffer(self, &e->view, PyBUF_RECORDS_RO) < 0) {
-        PyMem_Free(e);
-        return NULL;
-    }
+static void fill_tensor(pgdl_export *e, pgpy_array *a, void *data, int type, int id) {
     int64_t step = 1;
     for (int i = a->ndim - 1; i >= 0; i--) {
         e->shape[i] = a->shape[i];
         e->strides[i] = step;
         step *= a->shape[i];
     }
-    e->m.dl_tensor.data = e->view.buf;
-    e->m.dl_tensor.device = (pgdl_device){1, 0};
+    e->m.dl_tensor.data = data;
+    e->m.dl_tensor.device = (pgdl_device){type, id};
     e->m.dl_tensor.ndim = a->ndim;
     e->m.dl_tensor.dtype = dl_dtype(a->dtype);
     e->m.dl_tensor.shape = e->shape;
@@ -113,6 +114,97 @@ PyObject *pgpy_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
     e->m.dl_tensor.byte_offset = 0;
     e->m.manager_ctx = e;
     e->m.deleter = export_deleter;
+}
+
+/* The device copy on GPU `gpu`, after which the consumer's stream waits (DLPack: None means
+ * CUDA's legacy default stream, -1 that the consumer orders nothing: then this thread waits). */
+static PyObject *export_cuda(pgpy_array *a, int gpu, PyObject *stream) {
+    uint64_t consumer = 1;
+    if (stream != Py_None) {
+        long long v = PyLong_Check(stream) ? PyLong_AsLongLong(stream) : -2;
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        if (v == 0 || v < -1)
+            return pgpy_argument_error("__dlpack__: stream %R is not a CUDA stream for DLPack "
+                                       "(None or 1: the legacy default stream, 2: the per-thread "
+                                       "one, -1: no ordering, or a cudaStream_t)",
+                                       stream);
+        consumer = v == -1 ? 0 : (uint64_t)v;
+    }
+    void *ptr = NULL;
+    pg_array *h = a->h;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    /* The consumer may write (PyTorch and CuPy share the memory): its copy becomes current. */
+    st = pg_array_device_pointer_synced(h, gpu, PG_ACCESS_INOUT, consumer, &ptr);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    pgdl_export *e = PyMem_Calloc(1, sizeof *e);
+    if (!e)
+        return PyErr_NoMemory();
+    Py_INCREF(a);
+    e->owner = (PyObject *)a;
+    fill_tensor(e, a, ptr, DL_CUDA, gpu);
+    PyObject *cap = PyCapsule_New(&e->m, "dltensor", capsule_destructor);
+    if (!cap) {
+        Py_DECREF(a);
+        PyMem_Free(e);
+    }
+    return cap;
+}
+
+PyObject *pgpy_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"stream", "max_version", "dl_device", "copy", NULL};
+    PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kw, &stream, &max_version,
+                                     &dl_device, &copy))
+        return NULL;
+    (void)max_version; /* an unversioned capsule is what a producer of the 0.8 ABI returns */
+    if (copy == Py_True)
+        return PyErr_Format(PyExc_BufferError,
+                            "__dlpack__: copy=True is not supported; export, then copy");
+    pgpy_array *a = (pgpy_array *)self;
+    int gpu = export_gpu(a);
+    if (gpu == -2)
+        return NULL;
+    if (dl_device != Py_None) {
+        int type = -1, id = -1;
+        if (!PyArg_ParseTuple(dl_device, "ii", &type, &id))
+            return NULL;
+        if (type == DL_CUDA && gpu >= 0) {
+            int n = 0;
+            if (pg_runtime_devices(a->rt->h, NULL, 0, &n) != PG_OK)
+                return pgpy_raise(PG_ERROR_STATE);
+            if (id < 0 || id >= n)
+                return PyErr_Format(PyExc_BufferError,
+                                    "__dlpack__: CUDA device %d asked for; the runtime has GPUs "
+                                    "0..%d",
+                                    id, n - 1);
+            gpu = id;
+        } else if (type == DL_CPU) {
+            gpu = -1;
+        } else {
+            return PyErr_Format(PyExc_BufferError,
+                                "__dlpack__: device type %d asked for; polygpu exports the host "
+                                "copy (kDLCPU, 1)%s",
+                                type, gpu >= 0 ? " or a GPU copy (kDLCUDA, 2)" : "");
+        }
+    }
+    if (gpu >= 0)
+        return export_cuda(a, gpu, stream);
+    if (stream != Py_None && !(PyLong_Check(stream) && PyLong_AsLong(stream) == -1))
+        return pgpy_argument_error("__dlpack__: the host copy has no stream; stream must be None "
+                                   "(or -1), got %R",
+                                   stream);
+    pgdl_export *e = PyMem_Calloc(1, sizeof *e);
+    if (!e)
+        return PyErr_NoMemory();
+    if (PyObject_GetBuffer(self, &e->view, PyBUF_RECORDS_RO) < 0) {
+        PyMem_Free(e);
+        return NULL;
+    }
+    fill_tensor(e, a, e->view.buf, DL_CPU, 0);
     PyObject *cap = PyCapsule_New(&e->m, "dltensor", capsule_destructor);
     if (!cap) {
         PyBuffer_Release(&e->view);
@@ -122,7 +214,81 @@ PyObject *pgpy_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 PyObject *pgpy_array_dlpack_device(PyObject *self, PyObject *unused) {
-    (void)self;
     (void)unused;
-    return Py_BuildValue("(ii)", 1, 0); /* kDLCPU, device 0: the host copy */
+    int gpu = export_gpu((pgpy_array *)self);
+    if (gpu == -2)
+        return NULL;
+    return gpu >= 0 ? Py_BuildValue("(ii)", DL_CUDA, gpu) : Py_BuildValue("(ii)", DL_CPU, 0);
+}
+
+/* A new DeviceArray holding a copy of obj, a CUDA DLPack producer, device to device: obj's
+ * work is ordered before CUDA's legacy default stream (stream=1), polygpu's copy after it, and
+ * the tensor is released once the copy has read it (pg_array_wait). */
+PyObject *pgpy_from_dlpack_cuda(pgpy_runtime *rt, PyObject *obj) {
+    PyObject *cap = NULL;
+    PyObject *kw = Py_BuildValue("{s:i}", "stream", 1);
+    PyObject *meth = kw ? PyObject_GetAttrString(obj, "__dlpack__") : NULL;
+    PyObject *noargs = meth ? PyTuple_New(0) : NULL;
+    cap = noargs ? PyObject_Call(meth, noargs, kw) : NULL;
+    Py_XDECREF(kw);
+    Py_XDECREF(meth);
+    Py_XDECREF(noargs);
+    if (!cap)
+        return NULL;
+    pgdl_managed *m =
+        PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
+    if (!m) {
+        Py_DECREF(cap);
+        return pgpy_argument_error("from_dlpack: __dlpack__ returned no unused 'dltensor' "
+                                   "capsule");
+    }
+    pgdl_tensor *t = &m->dl_tensor;
+    int ndim = t->ndim;
+    pg_dtype dt = PG_DTYPE_COUNT;
+    for (int k = 0; k < PG_DTYPE_COUNT; k++) {
+        pgdl_dtype d = dl_dtype((pg_dtype)k);
+        if (d.code == t->dtype.code && d.bits == t->dtype.bits && t->dtype.lanes == 1)
+            dt = (pg_dtype)k;
+    }
+    int64_t shape[PG_MAX_DIMS];
+    uint64_t count = 1;
+    int contiguous = 1;
+    if (ndim >= 1 && ndim <= PG_MAX_DIMS) {
+        int64_t want = 1;
+        for (int i = ndim - 1; i >= 0; i--) {
+            shape[i] = t->shape[i];
+            count *= (uint64_t)shape[i];
+            if (t->strides && shape[i] > 1 && t->strides[i] != want)
+                contiguous = 0;
+            want *= shape[i];
+        }
+    }
+    const char *why = t->device.device_type != DL_CUDA ? "is not on a CUDA device"
+                      : dt == PG_DTYPE_COUNT           ? "has an element type polygpu lacks"
+                      : ndim < 1 || ndim > PG_MAX_DIMS ? "has a number of dimensions polygpu lacks"
+                      : !contiguous                    ? "is not contiguous (copy it first)"
+                                                       : NULL;
+    if (why) {
+        Py_DECREF(cap); /* unused: its destructor lets the producer's tensor go */
+        return pgpy_argument_error("from_dlpack: the DLPack tensor %s", why);
+    }
+    uint64_t src = (uint64_t)(uintptr_t)t->data + t->byte_offset;
+    pg_array *h = NULL;
+    pg_runtime *rth = rt->h;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_array_new(rth, dt, ndim, shape, &h);
+    if (st == PG_OK && count)
+        st = pg_array_copy_from_device(h, src, (size_t)(count * pg_dtype_size(dt)), 1);
+    if (st == PG_OK && count)
+        st = pg_array_wait(h); /* the copy has read the tensor: it may go */
+    Py_END_ALLOW_THREADS
+    Py_DECREF(cap);
+    if (st != PG_OK) {
+        pgpy_raise(st);
+        if (h)
+            pg_array_free(h);
+        return NULL;
+    }
+    return pgpy_array_wrap(rt, h);
 }

@@ -58,6 +58,8 @@ extern PyTypeObject pgpy_graph_type;
 /* dlpack.c: DeviceArray.__dlpack__ and __dlpack_device__ */
 PyObject *pgpy_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pgpy_array_dlpack_device(PyObject *self, PyObject *unused);
+/* A new DeviceArray copying a CUDA DLPack producer device to device (dlpack.c). */
+PyObject *pgpy_from_dlpack_cuda(pgpy_runtime *rt, PyObject *obj);
 /* graph.c: Runtime.record() */
 PyObject *pgpy_runtime_record(PyObject *self, PyObject *unused);
 

@@ -286,6 +286,13 @@ static int set_u64(PyObject *d, const char *k, uint64_t v) {
     return r;
 }
 
+static PyObject *runtime_from_dlpack_cuda(PyObject *self, PyObject *obj) {
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    return pgpy_from_dlpack_cuda(rt, obj);
+}
+
 static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
     pgpy_runtime *rt = live(self);
     if (check_open(rt) < 0)
@@ -301,7 +308,8 @@ static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
         set_u64(d, "host_accesses", s.host_accesses) < 0 || set_u64(d, "copies", s.copies) < 0 ||
         set_u64(d, "bytes_moved", s.bytes_moved) < 0 ||
         set_u64(d, "host_wait_ns", s.host_wait_ns) < 0 || set_u64(d, "pending", s.pending) < 0 ||
-        set_u64(d, "evictions", s.evictions) < 0 || set_u64(d, "bytes_evicted", s.bytes_evicted) < 0 ||
+        set_u64(d, "evictions", s.evictions) < 0 ||
+        set_u64(d, "bytes_evicted", s.bytes_evicted) < 0 ||
         set_u64(d, "writebacks", s.writebacks) < 0 ||
         set_u64(d, "copies_elided", s.copies_elided) < 0 ||
         set_u64(d, "bytes_elided", s.bytes_elided) < 0)
@@ -309,7 +317,8 @@ static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
     for (int k = 0; k < 2; k++) { /* per device: bytes of buffers held now, and the most */
         PyObject *list = PyList_New(s.ndevices);
         for (int i = 0; list && i < s.ndevices; i++) {
-            PyObject *v = PyLong_FromUnsignedLongLong(k ? s.device_bytes_peak[i] : s.device_bytes[i]);
+            PyObject *v =
+                PyLong_FromUnsignedLongLong(k ? s.device_bytes_peak[i] : s.device_bytes[i]);
             if (!v)
                 Py_CLEAR(list);
             else
@@ -481,6 +490,9 @@ static PyMethodDef runtime_methods[] = {
      "array(dtype, shape)\n--\n\nA new zero-filled DeviceArray. dtype: 'int8'..'int64', "
      "'uint8'..'uint64', 'float32',\n'float64', a NumPy dtype, int or float. shape: an int or a "
      "tuple of 1 to 4 ints."},
+    {"_from_dlpack_cuda", (PyCFunction)runtime_from_dlpack_cuda, METH_O,
+     "_from_dlpack_cuda(obj, /)\n--\n\nA new DeviceArray copying obj, a CUDA DLPack producer, "
+     "device to device\n(from_dlpack uses it for producers without __cuda_array_interface__)."},
     {"asarray", (PyCFunction)(void (*)(void))runtime_asarray, METH_VARARGS | METH_KEYWORDS,
      "asarray(obj, dtype=None)\n--\n\nA new DeviceArray holding a copy of obj: any object with "
      "the buffer protocol\n(NumPy array, array.array, memoryview; dtype and shape from it), "

@@ -101,3 +101,60 @@ def test_a_held_tensor_keeps_free_and_close_from_pulling_the_memory():
     del view
     gc.collect()
     rt.close()
+
+
+def gpu_runtime():
+    """A runtime on the GPUs, or a skip where there are none (CPU devices in CI)."""
+    r = pg.Runtime()
+    if not r.devices or r.devices[0]["kind"] != "cuda":
+        r.close()
+        pytest.skip("needs GPUs (PG_DEVICES=cuda): the device copy's DLPack export")
+    return r
+
+
+class DLPackOnly:
+    """A CUDA producer that speaks only DLPack (as JAX does): no __cuda_array_interface__."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __dlpack__(self, **kw):
+        return self.x.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.x.__dlpack_device__()
+
+
+def test_gpu_export_and_import_with_cupy():
+    cp = pytest.importorskip("cupy")
+    rt = gpu_runtime()
+    try:
+        a = rt.asarray(np.arange(1000, dtype=np.float32))
+        assert a.__dlpack_device__() == (2, 0)  # the device copy, on GPU 0
+        c = cp.from_dlpack(a)  # ordered after polygpu's copy to the GPU on CuPy's stream
+        assert (cp.asnumpy(c) == np.arange(1000, dtype=np.float32)).all()
+        c *= 2  # the consumer may write: its copy is the current one
+        cp.cuda.Stream.null.synchronize()
+        assert a[999] == 1998.0
+        b = rt.from_dlpack(DLPackOnly(cp.arange(10, dtype=cp.int32) * 3))  # DLPack only
+        assert b.tolist() == [3 * i for i in range(10)]
+        assert (2, 0) == b.__dlpack_device__()
+        h = np.from_dlpack(a.__dlpack__(dl_device=(1, 0))) if hasattr(np, "from_dlpack") else None
+        assert h is None or h[999] == 1998.0  # the host copy when asked for
+    finally:
+        rt.close()
+
+
+def test_gpu_export_to_torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    rt = gpu_runtime()
+    try:
+        a = rt.asarray(np.arange(64, dtype=np.float32))
+        t = torch.from_dlpack(a)
+        assert t.is_cuda and float(t[63]) == 63.0
+        b = rt.from_dlpack(torch.arange(8, dtype=torch.float32, device="cuda") + 1)
+        assert b.tolist() == [float(i + 1) for i in range(8)]
+    finally:
+        rt.close()
