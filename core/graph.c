@@ -274,6 +274,36 @@ pg_status pg_graph_calls(pg_graph *h, int64_t *ncalls) {
     return PG_OK;
 }
 
+pg_status pg_graph_call(pg_graph *h, int64_t index, pg_graph_call_info *out) {
+    pg__error_clear();
+    if (!out)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_graph_call: out must not be NULL");
+    pg__graph *g = enter_graph(h, "pg_graph_call");
+    if (!g)
+        return PG_ERROR_STATE;
+    pg_status st = PG_OK;
+    if (index < 0 || index >= g->ncalls)
+        st = pg__error(PG_ERROR_ARGUMENT, "pg_graph_call: call %lld of a recording of %d calls",
+                       (long long)index, g->ncalls);
+    if (!st) {
+        const pg__comp *c = g->calls[index];
+        memset(out, 0, sizeof *out);
+        snprintf(out->kernel, sizeof out->kernel, "%s", c->kernel->name);
+        out->grid = c->grid;
+        out->block = c->block;
+        for (int i = 0; i < c->nargs && out->nargs < PG_GRAPH_CALL_ARGS; i++) {
+            const pg__array *a = c->args[i].array;
+            out->args[out->nargs].array = a->id;
+            out->args[out->nargs].access = c->args[i].access;
+            out->args[out->nargs].first = a->off;
+            out->args[out->nargs].count = a->size;
+            out->nargs++;
+        }
+    }
+    pg__leave(g->rt);
+    return st;
+}
+
 pg_status pg_graph_free(pg_graph *h) {
     pg__error_clear();
     pg__graph *g = enter_graph(h, "pg_graph_free");

@@ -408,6 +408,23 @@ pg_status pg_graph_end(pg_runtime *rt, pg_graph **out);
 pg_status pg_graph_launch(pg_graph *g);
 /* Number of recorded calls. */
 pg_status pg_graph_calls(pg_graph *g, int64_t *ncalls);
+
+/* One recorded call, to show a recording (the bindings draw it): the kernel, its launch shape
+ * and its arrays — each with its id (a view's is its array's), the union of the accesses of the
+ * parameters bound to it, and the elements of that array it covers (a view: its range). */
+#define PG_GRAPH_CALL_ARGS 64
+typedef struct pg_graph_call_info {
+    char kernel[64];
+    pg_dim3 grid, block;
+    int nargs;
+    struct {
+        uint64_t array;
+        pg_access access;
+        uint64_t first, count; /* elements of the array */
+    } args[PG_GRAPH_CALL_ARGS];
+} pg_graph_call_info;
+/* Call `index` (0-based, in recording order) of g. */
+pg_status pg_graph_call(pg_graph *g, int64_t index, pg_graph_call_info *out);
 pg_status pg_graph_free(pg_graph *g);
 
 /* ---------------------------------------------------------------- elements */

@@ -250,6 +250,36 @@ static void misuse(void) {
     CHECK_OK(pg_runtime_free(other));
 }
 
+/* pg_graph_call: each recorded call's kernel, shape and arrays (a view's range). */
+static void call_info(void) {
+    pg_runtime *rt = test_runtime("host:2", NULL, NULL);
+    pg_kernel *add1 = test_kernel(rt, "add1", NULL), *scale = test_kernel(rt, "scale", NULL);
+    pg_array *x = test_array(rt, N), *y = test_array(rt, N), *hi = NULL;
+    REQUIRE_OK(pg_array_slice(y, N / 2, N, &hi));
+    pg_arg a1[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(N)};
+    pg_arg a2[] = {pg_arg_array(hi), pg_arg_float(2), pg_arg_int(N / 2)};
+    pg_graph *g = NULL;
+    REQUIRE_OK(pg_graph_begin(rt));
+    CHECK_OK(pg_kernel_launch(add1, dim1(4), dim1(256), 0, a1, 3));
+    CHECK_OK(pg_kernel_launch(scale, dim1(2), dim1(256), 0, a2, 3));
+    REQUIRE_OK(pg_graph_end(rt, &g));
+    pg_graph_call_info info;
+    CHECK_OK(pg_graph_call(g, 0, &info));
+    CHECK(!strcmp(info.kernel, "add1") && info.grid.x == 4 && info.block.x == 256);
+    CHECK(info.nargs == 2 && info.args[0].array == id_of(y) &&
+          info.args[0].access == PG_ACCESS_INOUT);
+    CHECK(info.args[1].array == id_of(x) && info.args[1].access == PG_ACCESS_IN);
+    CHECK(info.args[0].first == 0 && info.args[0].count == N);
+    CHECK_OK(pg_graph_call(g, 1, &info));
+    CHECK(!strcmp(info.kernel, "scale") && info.nargs == 1 && info.args[0].array == id_of(y));
+    CHECK(info.args[0].first == N / 2 && info.args[0].count == N / 2);
+    CHECK_MSG(pg_graph_call(g, 2, &info), PG_ERROR_ARGUMENT, "call 2 of a recording of 2 calls");
+    CHECK_STATUS(pg_graph_call(g, 0, NULL), PG_ERROR_ARGUMENT);
+    CHECK_OK(pg_graph_free(g));
+    CHECK_STATUS(pg_graph_call(g, 0, &info), PG_ERROR_STATE);
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 /* An empty recording replays as nothing. */
 static void empty(void) {
     pg_runtime *rt = test_runtime("host:1", NULL, NULL);
@@ -274,6 +304,7 @@ int main(void) {
         plan_replays("host:4", policies[p]);
     plan_replays("host:1", NULL);
     misuse();
+    call_info();
     empty();
     CHECK_DONE();
 }

@@ -202,6 +202,43 @@ class DAG(dict):
                 '</thead><tbody>%s</tbody></table></div>' % (head, "".join(cells)))
 
 
+def recording_dag(graph):
+    """A recording (:class:`polygpu.Graph`) as a :class:`DAG`: a vertex per recorded call
+    (named "#i kernel", no device: placement happens at replay) and an edge from each earlier
+    call it waits for — the calls touching overlapping elements of an array where one of them
+    writes — without the edges that follow from others (a transitive reduction)."""
+    calls = graph.recorded()
+    vertices, conflicts = [], []
+    for j, c in enumerate(calls):
+        vertices.append({"id": j + 1, "kind": "kernel", "name": c["kernel"], "device": -1,
+                         "stream": -1, "args": [{"array": a["array"], "access": a["access"]}
+                                                for a in c["args"]],
+                         "submit_ns": 0, "start_ns": 0, "end_ns": 0})
+        mine = set()
+        for i in range(j):
+            for a in c["args"]:
+                for b in calls[i]["args"]:
+                    if (a["array"] == b["array"] and a["first"] < b["first"] + b["count"]
+                            and b["first"] < a["first"] + a["count"]
+                            and "out" in a["access"] + b["access"]):
+                        mine.add(i)
+        conflicts.append(mine)
+    # ancestors as bit sets, then keep an edge i -> j only if no other parent of j descends
+    # from i
+    anc = []
+    for j, ps in enumerate(conflicts):
+        bits = 0
+        for i in ps:
+            bits |= anc[i] | (1 << i)
+        anc.append(bits)
+    edges = []
+    for j, ps in enumerate(conflicts):
+        for i in sorted(ps):
+            if not any(k != i and (anc[k] >> i) & 1 for k in ps):
+                edges.append([i + 1, j + 1])
+    return DAG({"vertices": vertices, "edges": edges})
+
+
 @dataclass(frozen=True)
 class TimelineEntry:
     """One operation of a :class:`Timeline`: a kernel, a copy or a host access.

@@ -7,6 +7,7 @@ from ._polygpu import _DagVertex
 COPY_STREAM: int
 
 def dot_program() -> str | None: ...
+def recording_dag(graph: Any) -> DAG: ...
 
 class DAG(dict[str, Any]):
     @overload

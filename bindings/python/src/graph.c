@@ -137,7 +137,97 @@ static PyObject *graph_repr(PyObject *self) {
     return PyUnicode_FromFormat("<polygpu.Graph, %s>", names[g->state]);
 }
 
+/* g.recorded(): the recorded calls, in order, as dicts. */
+static PyObject *graph_recorded(PyObject *self, PyObject *unused) {
+    (void)unused;
+    pgpy_graph *g = (pgpy_graph *)self;
+    if (g->state != READY)
+        return PyErr_Format(pgpy_errors[PG_ERROR_STATE], "the Graph is %s: nothing to show",
+                            g->state == RECORDING ? "still being recorded" : "not recorded");
+    int64_t n = 0;
+    pg_status st = pg_graph_calls(g->h, &n);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *list = PyList_New(0);
+    pg_graph_call_info *info = PyMem_Malloc(sizeof *info);
+    if (!list || !info) {
+        Py_XDECREF(list);
+        PyMem_Free(info);
+        return PyErr_NoMemory();
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if ((st = pg_graph_call(g->h, i, info)) != PG_OK) {
+            pgpy_raise(st);
+            Py_CLEAR(list);
+            break;
+        }
+        PyObject *args = PyList_New(info->nargs);
+        for (int k = 0; args && k < info->nargs; k++) {
+            PyObject *a =
+                Py_BuildValue("{s:K,s:s,s:K,s:K}", "array", (unsigned long long)info->args[k].array,
+                              "access", pg_access_name(info->args[k].access), "first",
+                              (unsigned long long)info->args[k].first, "count",
+                              (unsigned long long)info->args[k].count);
+            if (!a)
+                Py_CLEAR(args);
+            else
+                PyList_SET_ITEM(args, k, a);
+        }
+        PyObject *d = args
+                          ? Py_BuildValue("{s:s,s:(III),s:(III),s:N}", "kernel", info->kernel,
+                                          "grid", info->grid.x, info->grid.y, info->grid.z, "block",
+                                          info->block.x, info->block.y, info->block.z, "args", args)
+                          : NULL;
+        if (!d || PyList_Append(list, d) < 0) {
+            Py_XDECREF(d);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(d);
+    }
+    PyMem_Free(info);
+    return list;
+}
+
+/* The recording's forms for print and Jupyter, drawn by polygpu._display (Python). */
+static PyObject *display_call(PyObject *self, const char *what) {
+    PyObject *mod = PyImport_ImportModule("polygpu._display");
+    PyObject *dag = mod ? PyObject_CallMethod(mod, "recording_dag", "O", self) : NULL;
+    Py_XDECREF(mod);
+    if (!dag)
+        return NULL;
+    PyObject *r = what ? PyObject_CallMethod(dag, what, NULL) : dag;
+    if (what)
+        Py_DECREF(dag);
+    return r;
+}
+
+static PyObject *graph_to_dag(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return display_call(self, NULL);
+}
+
+static PyObject *graph_repr_svg(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return display_call(self, "_repr_svg_");
+}
+
+static PyObject *graph_repr_html(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return display_call(self, "_repr_html_");
+}
+
 static PyMethodDef graph_methods[] = {
+    {"recorded", graph_recorded, METH_NOARGS,
+     "recorded()\n--\n\nThe recorded calls in order: dicts with 'kernel', 'grid', 'block' and "
+     "'args'\n([{'array': id, 'access', 'first', 'count'}]: the elements of the array each call "
+     "covers;\na view's range)."},
+    {"to_dag", graph_to_dag, METH_NOARGS,
+     "to_dag()\n--\n\nThe recording as a polygpu.DAG: a vertex per recorded call, an edge "
+     "where a call\nwaits for an earlier one (overlapping elements, one of them written). "
+     "print() it, or\nlet Jupyter draw it (the Graph itself shows this drawing)."},
+    {"_repr_svg_", graph_repr_svg, METH_NOARGS, "Jupyter: the recording drawn by Graphviz."},
+    {"_repr_html_", graph_repr_html, METH_NOARGS, "Jupyter: the drawing, or a table."},
     {"__enter__", graph_enter, METH_NOARGS, "Begin recording: kernel calls now record."},
     {"__exit__", graph_exit, METH_VARARGS,
      "End recording (if the block raised, the recording is dropped)."},

@@ -1,7 +1,7 @@
 """run_notebook.py NOTEBOOK...: execute each notebook headless with nbclient (a Jupyter kernel
 of this interpreter, in a temporary folder) and check that every cell ran without error and
 showed what it should: the cell tagged "dag" a Graphviz SVG when `dot` is installed (else the
-HTML table), the cell tagged "graph" the recording's call count, and the cell tagged "plot" a
+HTML table), the cell tagged "graph" the recording's call count and its drawing, and the cell tagged "plot" a
 PNG chart when matplotlib is installed. The ctest `python_notebook` (label python) runs it on
 examples/python/quickstart.ipynb; scripts/install-deps.sh installs nbclient and ipykernel.
 """
@@ -77,6 +77,10 @@ def check(nb):
         text = "".join(o.get("text", "") for o in graph if o.get("output_type") == "stream")
         if "<polygpu.Graph of 3 calls>" not in text:
             problems.append("the recording's repr is not shown: %r" % text[:200])
+        data = [o.get("data", {}) for o in graph if o.get("output_type") == "execute_result"]
+        if not data or not ("<svg" in data[0].get("image/svg+xml", "")
+                            or "<table>" in data[0].get("text/html", "")):
+            problems.append("the recording was not drawn (SVG, or an HTML table without dot)")
     plot = outputs(nb, "plot")
     if plot is not None and importlib.util.find_spec("matplotlib") is not None:
         if not any("image/png" in o.get("data", {}) for o in plot):

@@ -117,3 +117,30 @@ def test_graph_outlives_its_runtime():
         g()
     g.close()  # nothing left to free: no error
     del g
+
+
+def test_a_recording_shows_its_calls_and_their_order(rt):
+    add1, scale = rt.kernel(SRC, "add1"), rt.kernel(SRC, "scale")
+    x, y = rt.array("float32", N), rt.array("float32", N)
+    lo, hi = y.split(2)
+    with rt.record() as g:
+        add1(4, 256)(y, x, N)
+        scale(4, 256)(y, 2.0, N)
+        scale(2, 256)(lo, 3.0, N // 2)
+        scale(2, 256)(hi, 3.0, N // 2)
+    calls = g.recorded()
+    assert [c["kernel"] for c in calls] == ["add1", "scale", "scale", "scale"]
+    assert calls[0]["grid"] == (4, 1, 1) and calls[0]["block"] == (256, 1, 1)
+    assert {a["access"] for a in calls[0]["args"]} == {"in", "inout"}
+    assert calls[3]["args"][0] == {"array": y.id, "access": "inout", "first": N // 2,
+                                   "count": N // 2}
+    d = g.to_dag()
+    assert isinstance(d, pg.DAG) and len(d.vertices) == 4
+    # each call after the one before on y; the two halves do not wait for each other
+    assert sorted(map(tuple, d.edges)) == [(1, 2), (2, 3), (2, 4)]
+    html = g._repr_html_()
+    assert "add1" in html and "scale" in html
+    assert "4 vertices, 3 edges" in str(d)
+    g.close()
+    with pytest.raises(pg.StateError):
+        g.recorded()
