@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """run.py: the benchmark suite of issue 8 -- the GrCUDA multi-GPU paper's five workloads (VEC,
 B&S, ML, CG, MUL) through polygpu under every device policy, against hand-written CUDA C (N
-GPUs, and synchronous on one), CuPy (VEC, B&S), and polygpu from Lua and Java (VEC, B&S).
+GPUs, and synchronous on one), CuPy (VEC, B&S), and polygpu from Lua and Java (VEC, B&S) -- and
+the views workloads: JACOBI (halo exchange on views of one array per grid; also from Lua, Java
+and CUDA C) and CG-VIEWS, MUL-VIEWS (CG and MUL on views of one matrix and result array), with
+polygpu-elided (copies skipped: the infinite-bandwidth bound).
 
 Every configuration: setup, 3 warm-ups, 10 timed runs (median, min and max kept), the result of
 the last run validated against a NumPy reference. Results go to ``<out-dir>/<name>.json``
@@ -37,18 +40,27 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 from workloads import WORKLOADS  # noqa: E402  (after the path)
-from workloads.common import sample_stride  # noqa: E402
+from workloads.common import fmt_bytes, sample_stride  # noqa: E402
 
 POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time",
             "min-transfer-time")
 DEFAULT_POLICY = "minmax-transfer-time"
 #: cuda: the tuned hand-written CUDA C baseline; cuda-untuned: its first version (an ablation);
-#: cuda-streams: CG's tuned baseline without the CUDA graph; cuda-sync: synchronous, one GPU.
-VERSIONS = ("polygpu", "cuda", "cuda-untuned", "cuda-streams", "cuda-sync", "cupy", "lua", "java")
+#: cuda-streams: CG's tuned baseline without the CUDA graph; cuda-sync: synchronous, one GPU;
+#: polygpu-elided: the polygpu Python version on a runtime made with elide_copies=True (every
+#: copy skipped: values are wrong and not validated, the time is the infinite-bandwidth bound).
+VERSIONS = ("polygpu", "polygpu-elided", "cuda", "cuda-untuned", "cuda-streams", "cuda-sync",
+            "cupy", "lua", "java")
 CUDA_VERSIONS = ("cuda", "cuda-untuned", "cuda-streams", "cuda-sync")
-#: versions written for some benchmarks only
-TWO_BENCH_VERSIONS = {"cupy": ("vec", "bs"), "lua": ("vec", "bs"), "java": ("vec", "bs"),
-                      "cuda-streams": ("cg",)}
+#: versions run in this process (Python) and versions that take a device policy
+PYTHON_VERSIONS = ("polygpu", "polygpu-elided")
+POLICY_VERSIONS = ("polygpu", "polygpu-elided", "lua", "java")
+#: versions written for some benchmarks only (cuda and cuda-sync: where workloads/cuda/<name>.cu
+#: is; a variant's ONLY_VERSIONS limits it further)
+SOME_BENCH_VERSIONS = {"cupy": ("vec", "bs"), "lua": ("vec", "bs", "jacobi"),
+                       "java": ("vec", "bs", "jacobi"), "cuda-streams": ("cg", "jacobi"),
+                       "cuda-untuned": ("vec", "bs", "ml", "cg", "mul"),
+                       "polygpu-elided": ("jacobi", "cg-views", "mul-views")}
 #: paper-*: the GrCUDA paper's range (its benchmark_wrapper.py), smallest, middle, largest
 PAPER_SIZES = ("paper-min", "paper-mid", "paper-max")
 SIZES = ("tiny", "small", "medium", "large") + PAPER_SIZES
@@ -172,6 +184,8 @@ class Tools:
         key = "cuda-untuned" if variant else "cuda"
         for b in benches:
             src = os.path.join(wl, "cuda", variant, b + ".cu")
+            if not os.path.exists(src):  # a workload without this baseline (the variants)
+                continue
             exe = os.path.join(self.bench_dir, b + "_cuda" + ("_" + variant if variant else ""))
             deps = [src, os.path.join(wl, "cuda", "common.h")] + glob.glob(
                 os.path.join(wl, "kernels", "*"))
@@ -283,10 +297,23 @@ def device_slug(devs):
 
 # ================================================================ references (cached)
 
+def has_version(bench, version):
+    """Whether a version of a benchmark exists."""
+    mod = WORKLOADS[bench]
+    if version not in getattr(mod, "ONLY_VERSIONS", VERSIONS):
+        return False
+    if version in SOME_BENCH_VERSIONS:
+        return bench in SOME_BENCH_VERSIONS[version]
+    if version in ("cuda", "cuda-sync"):
+        return os.path.exists(os.path.join(HERE, "workloads", "cuda", bench + ".cu"))
+    return True
+
+
 def reference(mod, size, cache_dir):
     """The module's NumPy reference for a size, cached as .npz (computing the large ones takes
-    tens of seconds)."""
-    key = "%s-%s-v1" % (mod.NAME, "x".join(str(v) for v in np.atleast_1d(size)))
+    tens of seconds); a variant shares its BASE workload's."""
+    key = "%s-%s-v1" % (getattr(mod, "BASE", None) or mod.NAME,
+                        "x".join(str(v) for v in np.atleast_1d(size)))
     path = os.path.join(cache_dir, key + ".npz")
     if os.path.exists(path):
         with np.load(path) as z:
@@ -314,7 +341,8 @@ def summarize(times):
 def stats_delta(a, b):
     """polygpu counters spent between two rt.stats() dicts (one timed run)."""
     out = {k: b[k] - a[k] for k in ("computations", "kernels", "host_accesses", "copies",
-                                    "bytes_moved", "host_wait_ns")}
+                                    "bytes_moved", "host_wait_ns", "copies_elided",
+                                    "bytes_elided") if k in b}
     links = {}
     for k, v in b["link_bytes"].items():
         d = v - a["link_bytes"].get(k, 0)
@@ -324,9 +352,10 @@ def stats_delta(a, b):
     return out
 
 
-def run_polygpu(pg, mod, size, nparts, devices, policy, args):
-    """The Python polygpu version in this process: times, sampled output, counters."""
-    rt = pg.Runtime(devices=devices, policy=policy)
+def run_polygpu(pg, mod, size, nparts, devices, policy, args, elide=False):
+    """The Python polygpu version in this process: times, sampled output, counters. elide: on a
+    runtime that skips every copy (polygpu-elided)."""
+    rt = pg.Runtime(devices=devices, policy=policy, **({"elide_copies": True} if elide else {}))
     try:
         w = mod.Polygpu(rt, size, nparts)
         w.fetch_threads = args.fetch == "threads"
@@ -369,6 +398,39 @@ def trace_polygpu(pg, mod, size, nparts, devices, policy, path_stem, args):
         rt.export_dag(path_stem + "-dag.json")
     finally:
         rt.close()
+
+
+def copy_time_polygpu(pg, mod, size, nparts, devices, policy, args):
+    """The copies of one run of the polygpu version, timed: a fresh runtime with GPU timing on
+    (the trace option; recordings then replay eagerly, so each copy is a vertex of the DAG),
+    setup, one warm-up, one run. Returns the number of copies, their bytes, the sum of their
+    durations (busy_s), that sum per device (a copy counts for its device end) and its largest
+    (max_device_s: what the copies would add to the run if they overlapped nothing but each
+    other on different devices)."""
+    fd, path = tempfile.mkstemp(prefix="pgb-copies-", suffix=".json")
+    os.close(fd)
+    rt = pg.Runtime(devices=devices, policy=policy, trace=path)
+    try:
+        w = mod.Polygpu(rt, size, nparts)
+        w.fetch_threads = args.fetch == "threads"
+        w.setup()
+        w.prepare()
+        w.run()
+        rt.sync()
+        first_id = 1 + max((v["id"] for v in rt.dag()["vertices"]), default=0)
+        w.prepare()
+        w.run()
+        rt.sync()
+        copies = [v for v in rt.dag()["vertices"] if v["kind"] == "copy" and v["id"] >= first_id]
+    finally:
+        rt.close()
+        os.unlink(path)
+    per = {}
+    for v in copies:
+        per[v["device"]] = per.get(v["device"], 0) + max(0, v["end_ns"] - v["start_ns"]) * 1e-9
+    return {"copies": len(copies), "bytes": sum(v.get("bytes", 0) for v in copies),
+            "busy_s": sum(per.values()), "per_device_s": {str(d): t for d, t in per.items()},
+            "max_device_s": max(per.values(), default=0.0)}
 
 
 def run_subprocess(cmd, sample_path, timeout, env=None, cwd=None):
@@ -425,9 +487,24 @@ def execute(plan, ctx):
     t_start = time.time()
     try:
         ref = reference(mod, size, ctx["ref_cache"])
-        if plan.version == "polygpu":
+        if plan.version in PYTHON_VERSIONS:
+            elide = plan.version == "polygpu-elided"
             times, sample, extra = run_polygpu(ctx["pg"], mod, size, plan.nparts, devices,
-                                               plan.policy, args)
+                                               plan.policy, args, elide=elide)
+            if elide:  # the values are wrong by design: the time alone is the result
+                rec.update(summarize(times))
+                rec.update({"times_s": times, "valid": True, "validated": False, "error": None,
+                            "check": "not validated: elide_copies skipped %d copies (%s), so "
+                                     "the values are wrong (the infinite-bandwidth bound)" % (
+                                         extra["stats_last_run"].get("copies_elided", 0),
+                                         fmt_bytes(extra["stats_last_run"].get("bytes_elided",
+                                                                               0)))})
+                rec.update(extra)
+                rec["wall_s"] = round(time.time() - t_start, 2)
+                return rec
+            if getattr(mod, "COPY_TIME", False) and plan.gpus > 1:
+                extra["copy_time"] = copy_time_polygpu(ctx["pg"], mod, size, plan.nparts,
+                                                       devices, plan.policy, args)
             if args.trace:
                 stem = os.path.join(args.trace, "%s-%s-%dgpu-%s-P%d" % (
                     plan.bench, plan.size_name, plan.gpus, plan.policy, plan.nparts))
@@ -479,7 +556,8 @@ def execute(plan, ctx):
             times, sample, extra = got
         ok, msg = mod.check(sample, ref, size)
         rec.update(summarize(times))
-        rec.update({"times_s": times, "valid": bool(ok), "check": msg, "error": None})
+        rec.update({"times_s": times, "valid": bool(ok), "validated": True, "check": msg,
+                    "error": None})
         rec.update(extra)
     except Exception as e:  # one failure must not end the suite
         rec.update({"valid": False, "error": "%s: %s" % (type(e).__name__, e)})
@@ -567,7 +645,7 @@ class Report:
         for r in self.ok:
             if (r["bench"], r["size"], r["version"], r["gpus"]) != (bench, size, version, gpus):
                 continue
-            if version in ("polygpu", "lua", "java") and (r.get("policy") or DEFAULT_POLICY) != (
+            if version in POLICY_VERSIONS and (r.get("policy") or DEFAULT_POLICY) != (
                     policy or DEFAULT_POLICY):
                 continue
             want_p = parts if parts is not None else self.parts[bench, size]
@@ -622,6 +700,7 @@ class Report:
                        len(self.invocations), inv.get("runs", "?"), inv.get("warmup", "?"),
                        self.unit))
         out += self._summary()
+        out += self._views_summary()
         for bench, mod in WORKLOADS.items():
             sizes = self.sizes_of(bench)
             if not sizes:
@@ -640,7 +719,7 @@ class Report:
         for g in self.gpus:
             rs = [r for r in self.all if (r["bench"], r["size"], r["version"], r["gpus"]) ==
                   (bench, size, version, g) and r["partitions"] == self.parts[bench, size]
-                  and (version not in ("polygpu", "lua", "java")
+                  and (version not in POLICY_VERSIONS
                        or (r.get("policy") or DEFAULT_POLICY) == (policy or DEFAULT_POLICY))]
             if not rs:
                 cells.append("")
@@ -666,11 +745,13 @@ class Report:
                 "|" + " --- |" * (2 + len(self.gpus))]
         for v in VERSIONS:
             pols = (POLICIES if v == "polygpu"
-                    else (DEFAULT_POLICY,) if v in ("lua", "java") else (None,))
+                    else (DEFAULT_POLICY,) if v in POLICY_VERSIONS else (None,))
             for p in pols:
                 cells = self._row_cells(bench, size, v, p)
                 if any(cells):
-                    rows.append("| %s | %s | %s |" % (v, p or "", " | ".join(cells)))
+                    rows.append("| %s | %s | %s |" % (
+                        v + (" (bound, not validated)" if v == "polygpu-elided" else ""), p or "",
+                        " | ".join(cells)))
         return rows
 
     def _sweep_table(self, bench):
@@ -791,7 +872,7 @@ class Report:
                     "|" + " --- |" * (2 + len(POLICIES))] + prow
         # versions: CuPy, Lua, Java vs polygpu Python
         vrow = []
-        for bench in ("vec", "bs"):
+        for bench in ("vec", "bs", "jacobi"):
             s = self.largest(bench, need=("polygpu",))
             if not s:
                 continue
@@ -817,6 +898,76 @@ class Report:
                     r["bench"], r["size"], r["version"], r.get("policy") or "", r["gpus"],
                     r["partitions"], (r.get("error") or r.get("check") or "")[:300].replace(
                         "\n", " ")))
+        return out
+
+    def _views_summary(self):
+        """The views workloads: each variant against its one-array-per-partition workload, and
+        the bytes moved and the infinite-bandwidth bound (polygpu-elided) per configuration."""
+        out = []
+        rows = []
+        for bench, mod in WORKLOADS.items():
+            base = getattr(mod, "BASE", None)
+            if not base:
+                continue
+            for s in self.sizes_of(bench):
+                for g in self.gpus:
+                    v, a = self.pick(bench, s, "polygpu", g), self.pick(base, s, "polygpu", g)
+                    if not (v and a):
+                        continue
+                    rows.append("| %s | %s | %d | %s | %s | %.2f | %s | %s |" % (
+                        mod.TITLE, s, g, fmt_ms(a["median_s"]), fmt_ms(v["median_s"]),
+                        v["median_s"] / a["median_s"], fmt_bytes(device_link_bytes(a)),
+                        fmt_bytes(device_link_bytes(v))))
+        if rows:
+            out += ["\n## Views against one array per partition\n",
+                    "polygpu (%s) on views of one matrix and one result array against the same "
+                    "workload with an array per partition; bytes: between devices in the last "
+                    "timed run.\n" % DEFAULT_POLICY,
+                    "| bench | size | %ss | arrays ms | views ms | views / arrays | arrays bytes "
+                    "| views bytes |" % self.unit, "|" + " --- |" * 8] + rows
+        rows = []
+        for bench, mod in WORKLOADS.items():
+            for s in self.sizes_of(bench):
+                sz = mod.SIZES[s]
+                for g in self.gpus:
+                    r = self.pick(bench, s, "polygpu", g)
+                    e = self.pick(bench, s, "polygpu-elided", g)
+                    if not (r and e):
+                        continue
+                    p = r["partitions"]
+                    moved = device_link_bytes(r)
+                    whole = (mod.whole_array_bytes(sz, g, p)
+                             if hasattr(mod, "whole_array_bytes") else None)
+                    least = (mod.whole_array_min_bytes(sz, g, p)
+                             if hasattr(mod, "whole_array_min_bytes") else None)
+                    halo = mod.halo_bytes(sz, g, p) if hasattr(mod, "halo_bytes") else None
+                    t, te = r["median_s"], e["median_s"]
+                    tc = (r.get("copy_time") or {}).get("max_device_s")
+                    rows.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                        mod.TITLE, s, g, fmt_ms(t), fmt_ms(te), "%.2f" % (t / te),
+                        fmt_bytes(moved), fmt_bytes(halo) if halo is not None else "–",
+                        "%s (%.0f×)" % (fmt_bytes(whole), whole / moved) if whole and moved
+                        else (fmt_bytes(whole) if whole else "–"),
+                        "%s (%.0f×)" % (fmt_bytes(least), least / moved) if least and moved
+                        else (fmt_bytes(least) if least else "–"),
+                        fmt_ms(tc) if tc else "–",
+                        "%.2f" % (1 - (t - te) / tc) if tc else "–"))
+        if rows:
+            out += ["\n## Views: bytes moved and the infinite-bandwidth bound\n",
+                    "polygpu (%s) against polygpu-elided, the same on a runtime that skips every "
+                    "copy (elide_copies: values wrong, not validated): polygpu / bound is the "
+                    "cost of moving data. Bytes: between devices in the last timed run; ideal "
+                    "halo: one row each way per sweep and boundary between devices (contiguous "
+                    "partitions); whole-array: the same with one array per grid and no views, "
+                    "the issue's model (every partition receives the whole grid it reads every "
+                    "sweep) and the least it could be (2 (G-1) grids per sweep), with the factor "
+                    "over the bytes moved. T copy: the copies of one run, timed (a traced run), "
+                    "summed per device, the largest; hidden = 1 - (T - T elided) / T copy, the "
+                    "share of the copy time that overlaps other work (noisy: a difference of "
+                    "medians).\n" % DEFAULT_POLICY,
+                    "| bench | size | %ss | polygpu ms | bound ms | polygpu / bound | bytes moved "
+                    "| ideal halo | whole-array (model) | whole-array (least) | T copy ms "
+                    "| hidden |" % self.unit, "|" + " --- |" * 12] + rows
         return out
 
     # ---------------------------------------------------------------- plots
@@ -944,7 +1095,7 @@ class Report:
         return fig
 
     def _plot_versions(self, plt):
-        benches = [b for b in ("vec", "bs") if self.largest(b, need=("polygpu",))]
+        benches = [b for b in ("vec", "bs", "jacobi") if self.largest(b, need=("polygpu",))]
         if not benches:
             return None
         versions = ("polygpu", "lua", "java", "cupy", "cuda")
@@ -966,6 +1117,12 @@ class Report:
             ax.set_title("%s %s: languages and libraries" % (WORKLOADS[b].TITLE, s))
             ax.legend(fontsize=7)
         return fig
+
+
+def device_link_bytes(rec):
+    """Bytes moved between devices (host links left out) in a result's last timed run."""
+    links = (rec.get("stats_last_run") or {}).get("link_bytes", {})
+    return sum(v for k, v in links.items() if "host" not in k.split("->"))
 
 
 def write_report(results, invocations, out_dir, name, plots=True):
@@ -1014,7 +1171,7 @@ def plan_all(args, benches, sizes, gpu_counts, versions, policies):
             nparts = args.partitions or default_partitions(mod, s)
             for g in gpu_counts:
                 for v in versions:
-                    if v in TWO_BENCH_VERSIONS and b not in TWO_BENCH_VERSIONS[v]:
+                    if not has_version(b, v):
                         continue
                     if v == "cuda-sync" and g != 1:
                         continue
@@ -1024,7 +1181,7 @@ def plan_all(args, benches, sizes, gpu_counts, versions, policies):
                         pols = policies if g > 1 else one
                         for p in pols:
                             plans.append(Plan(b, s, v, g, nparts, p))
-                    elif v in ("lua", "java"):
+                    elif v in POLICY_VERSIONS:
                         plans.append(Plan(b, s, v, g, nparts, DEFAULT_POLICY))
                     else:
                         plans.append(Plan(b, s, v, g, nparts))
@@ -1052,7 +1209,7 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     ap.add_argument("--bench", default=",".join(WORKLOADS),
-                    help="benchmarks: vec,bs,ml,cg,mul (default all)")
+                    help="benchmarks: %s (default all)" % ",".join(WORKLOADS))
     ap.add_argument("--sizes", help="tiny,small,medium,large,paper (paper: the GrCUDA paper's "
                                     "range, paper-min,paper-mid,paper-max; default "
                                     "small,medium,large on GPUs, tiny on CPU devices)")
@@ -1060,8 +1217,9 @@ def main(argv=None):
                                       "'cuda:0,1', or 'host:N' (N CPU devices)")
     ap.add_argument("--gpus", help="device counts to run, e.g. 1,2,4 (default 1, 2, 4, 8 up to "
                                    "the number of devices, and that number)")
-    ap.add_argument("--versions", help="polygpu,cuda,cuda-untuned,cuda-streams,cuda-sync,cupy,"
-                                       "lua,java (default: all on GPUs, polygpu on CPU devices)")
+    ap.add_argument("--versions", help="polygpu,polygpu-elided,cuda,cuda-untuned,cuda-streams,"
+                                       "cuda-sync,cupy,lua,java (default: all on GPUs, polygpu "
+                                       "on CPU devices)")
     ap.add_argument("--policies", default="all", help="polygpu device policies (default all "
                                                       "five; 1 GPU runs only %s)" % DEFAULT_POLICY)
     ap.add_argument("--partitions", type=int, help="partitions (default: each benchmark's, 16)")
@@ -1141,9 +1299,9 @@ def main(argv=None):
     sizes = expand_sizes(args.sizes or ("tiny" if cpu else "small,medium,large"))
     versions = parse_list(args.versions or ("polygpu" if cpu else ",".join(VERSIONS)), VERSIONS,
                           "version")
-    if cpu and set(versions) - {"polygpu", "lua", "java"}:
+    if cpu and set(versions) - set(POLICY_VERSIONS):
         log("CPU devices: only the polygpu versions run (CUDA C and CuPy need GPUs)")
-        versions = [v for v in versions if v in ("polygpu", "lua", "java")]
+        versions = [v for v in versions if v in POLICY_VERSIONS]
     policies = (list(POLICIES) if args.policies == "all"
                 else parse_list(args.policies, POLICIES, "policy"))
     plans = plan_all(args, benches, sizes, gpu_counts, versions, policies)
@@ -1169,7 +1327,7 @@ def main(argv=None):
     avail = {"cuda": tools.cuda, "cuda-sync": tools.cuda, "cuda-streams": tools.cuda,
              "cuda-untuned": tools.cuda_untuned, "cupy": tools.cupy, "lua": tools.lua,
              "java": tools.java}
-    plans = [p for p in plans if p.version == "polygpu" or (
+    plans = [p for p in plans if p.version in PYTHON_VERSIONS or (
         avail[p.version] and (p.version not in CUDA_VERSIONS or p.bench in avail[p.version]))]
 
     invocations, results = load_results(args.merge + [out_json])
@@ -1186,7 +1344,8 @@ def main(argv=None):
         "fetch": args.fetch, "skipped_versions": tools.why})
     ctx = {"args": args, "pg": pg, "tools": tools, "device_specs": device_specs,
            "invocation": len(invocations) - 1,
-           "ref_cache": os.path.join(os.path.expanduser("~"), ".cache", "polygpu-bench"),
+           "ref_cache": os.environ.get("PGB_REF_CACHE") or os.path.join(
+               os.path.expanduser("~"), ".cache", "polygpu-bench"),
            "timeout": lambda: max(30.0, args.time_budget + 50 - (time.time() - t0))}
     mem = min(d["memory_bytes"] for d in devs)
     ctx["gpu_memory"] = None if cpu else mem

@@ -6,7 +6,7 @@
   compiles every kernel of a file on a polygpu runtime.
 * Launch geometry shared by every version (the CUDA C baselines compute the same numbers in
   ``cuda/common.h``, Lua and Java in their own files): :func:`grid_1d`, :func:`grid_reduce`,
-  :func:`matvec_geometry`, :func:`stats_geometry`.
+  :func:`matvec_geometry`, :func:`stats_geometry`, :func:`stencil_geometry`.
 * :func:`partitions`: the paper's partitioning, ``ceil(n / p)`` elements per partition.
 * The NumPy twin of ``kernels/common.cuh``'s generator: :func:`np_hash`, :func:`np_uniform`.
 * :func:`sample_indices`: which output elements are validated (all of them up to 2^20).
@@ -109,6 +109,13 @@ def stats_geometry(rows, f):
     rsplit = max(1, min(cdiv(rows, 64), 256))
     chunk = cdiv(rows, rsplit)
     return (cdiv(f, BLOCK), cdiv(rows, chunk), 1), chunk
+
+
+def stencil_geometry(rows, n):
+    """``(grid, block)`` for JACOBI's row kernels on ``rows`` rows of ``n`` columns: blocks of
+    BLOCK threads along the columns, one block row per grid row up to 65535 (the kernels loop
+    over the rest)."""
+    return (cdiv(n, BLOCK), max(1, min(rows, 65535)), 1), BLOCK
 
 
 def partitions(n, p):

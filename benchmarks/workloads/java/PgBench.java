@@ -1,10 +1,10 @@
-// PgBench.java: VEC and B&S through polygpu from Java: the same arrays, kernels and order of
-// launches as the Python versions (benchmarks/workloads/vec.py and bs.py). Run by
-// benchmarks/run.py:
+// PgBench.java: VEC, B&S and JACOBI through polygpu from Java: the same arrays, views, kernels
+// and order of launches as the Python versions (benchmarks/workloads/vec.py, bs.py and
+// jacobi.py). Run by benchmarks/run.py:
 //
 //   java -cp polygpu.jar:polygpu-bench.jar PgBench vec --devices cuda:0,1 --n N --partitions 16
 //        [--policy P] [--warmup W] [--runs R] [--sample-stride S] [--sample-out FILE]
-//        [--kernels DIR]
+//        [--kernels DIR] [--iterations I]
 //
 // Prints one JSON line with the run times, like the other versions.
 import java.io.IOException;
@@ -28,6 +28,7 @@ import java.util.regex.Pattern;
 import polygpu.Access;
 import polygpu.DeviceArray;
 import polygpu.Dim3;
+import polygpu.Graph;
 import polygpu.Kernel;
 import polygpu.Runtime;
 
@@ -41,7 +42,7 @@ public final class PgBench {
         String devices = "auto", policy = "minmax-transfer-time", sampleOut = null,
                 kernels = "benchmarks/workloads/kernels";
         long n = 0, sampleStride = 1;
-        int partitions = 16, warmup = 3, runs = 10;
+        int partitions = 16, warmup = 3, runs = 10, iterations = 20;
 
         Args(String[] argv, int from) {
             for (int i = from; i < argv.length; i += 2) {
@@ -58,6 +59,7 @@ public final class PgBench {
                 case "--sample-stride" -> sampleStride = Long.parseLong(v);
                 case "--sample-out" -> sampleOut = v;
                 case "--kernels" -> kernels = v;
+                case "--iterations" -> iterations = Integer.parseInt(v);
                 default -> usage();
                 }
             }
@@ -67,9 +69,9 @@ public final class PgBench {
     }
 
     static void usage() {
-        System.err.println("usage: PgBench vec|bs --n N [--devices D] [--policy P] [--partitions P]"
-                + " [--warmup W] [--runs R] [--sample-stride S] [--sample-out FILE]"
-                + " [--kernels DIR]");
+        System.err.println("usage: PgBench vec|bs|jacobi --n N [--devices D] [--policy P]"
+                + " [--partitions P] [--warmup W] [--runs R] [--sample-stride S]"
+                + " [--sample-out FILE] [--kernels DIR] [--iterations I]");
         System.exit(1);
     }
 
@@ -125,6 +127,11 @@ public final class PgBench {
 
     static Dim3 gridReduce(long n) {
         return new Dim3((int) Math.max(1, Math.min(cdiv(n, BLOCK * 16L), 256)));
+    }
+
+    /** JACOBI's row kernels on rows x n (workloads/common.py stencil_geometry). */
+    static Dim3 stencilGeometry(long rows, long n) {
+        return new Dim3((int) cdiv(n, BLOCK), (int) Math.max(1, Math.min(rows, 65535)));
     }
 
     /** {offset, count} pairs: ceil(n / p) per partition, the last shorter. */
@@ -283,6 +290,96 @@ public final class PgBench {
         }
     }
 
+    /** Partitions per recording, as workloads/jacobi.py (at most 64 pieces per replay). */
+    static final int RECORD_PARTITIONS = 8;
+
+    static void jacobi(Args a) throws IOException {
+        long n = a.n;
+        int sweeps = a.iterations;
+        if (n % 16 != 0 || sweeps % 2 != 0)
+            throw new IllegalArgumentException("n must be a multiple of 16 and --iterations even");
+        try (Runtime rt = new Runtime(new Runtime.Options().devices(a.devices).policy(a.policy))) {
+            Map<String, Kernel> ks = loadKernels(rt, a.kernels, "jacobi");
+            Kernel init = ks.get("jacobi_init"), sweep = ks.get("jacobi_sweep"),
+                   residual = ks.get("jacobi_residual");
+            List<long[]> parts = partitions(n, a.partitions);
+            int np = parts.size();
+            DeviceArray u = rt.array("float32", n, n), v = rt.array("float32", n, n);
+            // Views: each partition's rows [lo, lo + r), and with the halo
+            // [max(lo - 1, 0), min(lo + r + 1, n)).
+            DeviceArray[] uOwn = new DeviceArray[np], vOwn = new DeviceArray[np],
+                          uHalo = new DeviceArray[np], vHalo = new DeviceArray[np];
+            for (int i = 0; i < np; i++) {
+                long lo = parts.get(i)[0], r = parts.get(i)[1];
+                long first = Math.max(lo - 1, 0), last = Math.min(lo + r + 1, n);
+                uOwn[i] = u.slice(lo, lo + r);
+                vOwn[i] = v.slice(lo, lo + r);
+                uHalo[i] = u.slice(first, last);
+                vHalo[i] = v.slice(first, last);
+            }
+            DeviceArray partial = rt.array("float64", np, 256);
+            List<DeviceArray> partialRows = partial.split(np);
+            List<Graph> graphs = new ArrayList<>();
+            DeviceArray[][][] pairs = {{uHalo, vOwn}, {vHalo, uOwn}};
+            for (DeviceArray[][] pair : pairs)
+                for (int p0 = 0; p0 < np; p0 += RECORD_PARTITIONS) {
+                    int from = p0, to = Math.min(np, p0 + RECORD_PARTITIONS);
+                    graphs.add(rt.record(() -> {
+                        for (int i = from; i < to; i++) {
+                            long lo = parts.get(i)[0], r = parts.get(i)[1];
+                            sweep.launch(stencilGeometry(r, n), BLOCK_DIM, pair[1][i], pair[0][i],
+                                    (int) lo, (int) r, (int) Math.max(lo - 1, 0), (int) n);
+                        }
+                    }));
+                }
+            double[] res = {0.0};
+            double[] sums = new double[256];
+            Runnable run = () -> {
+                for (int i = 0; i < np; i++) {
+                    long lo = parts.get(i)[0], r = parts.get(i)[1];
+                    init.launch(stencilGeometry(r, n), BLOCK_DIM, uOwn[i], (int) lo, (int) r,
+                            (int) n);
+                }
+                for (int k = 0; k < sweeps / 2; k++)
+                    for (Graph g : graphs)
+                        g.launch();
+                for (int i = 0; i < np; i++) {
+                    long count = parts.get(i)[1] * n;
+                    residual.launch(gridReduce(count), BLOCK_DIM, partialRows.get(i), uOwn[i],
+                            vOwn[i], count);
+                }
+                double sum = 0.0;
+                for (int i = 0; i < np; i++) {
+                    partialRows.get(i).copyTo(sums); // waits for this partition only
+                    for (double x : sums)
+                        sum += x;
+                }
+                res[0] = sum;
+            };
+            double[] times = timeRuns(a, () -> {}, run);
+            // The checked rows (workloads/jacobi.py check_rows), a row view read each.
+            long s = n / 16;
+            List<Long> rows = new ArrayList<>(List.of(0L, 1L));
+            for (long k = 1; k < 16; k++) {
+                rows.add(k * s - 1);
+                rows.add(k * s);
+            }
+            rows.add(n - 2);
+            rows.add(n - 1);
+            float[][] values = new float[rows.size()][(int) n];
+            for (int k = 0; k < rows.size(); k++)
+                try (DeviceArray row = u.slice(rows.get(k), rows.get(k) + 1)) {
+                    row.copyTo(values[k]);
+                }
+            long total = rows.size() * n;
+            writeSample(a, total + 1,
+                    i -> i == total ? res[0] : values[(int) (i / n)][(int) (i % n)]);
+            printJson("jacobi", a, rt.devices().size(), times);
+            for (Graph g : graphs)
+                g.close();
+        }
+    }
+
     public static void main(String[] argv) throws IOException {
         if (argv.length < 1)
             usage();
@@ -290,6 +387,7 @@ public final class PgBench {
         switch (argv[0]) {
         case "vec" -> vec(a);
         case "bs" -> bs(a);
+        case "jacobi" -> jacobi(a);
         default -> usage();
         }
     }

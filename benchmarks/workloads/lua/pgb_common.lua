@@ -6,7 +6,7 @@ local M = {}
 M.BLOCK = 256
 
 -- --key value pairs: devices, policy, n, partitions, warmup, runs, sample-stride, sample-out,
--- kernels (the kernels folder).
+-- kernels (the kernels folder), iterations (JACOBI's sweeps).
 function M.parse_args(argv)
     local a = {devices = "auto", policy = "minmax-transfer-time", partitions = 16, warmup = 3,
                runs = 10, ["sample-stride"] = 1}
@@ -15,7 +15,8 @@ function M.parse_args(argv)
         local k, v = argv[i]:match("^%-%-(.+)$"), argv[i + 1]
         if not k or v == nil then
             error("usage: lua5.4 <bench>.lua --n N [--devices D] [--policy P] [--partitions P] " ..
-                  "[--warmup W] [--runs R] [--sample-stride S] [--sample-out FILE] [--kernels DIR]")
+                  "[--warmup W] [--runs R] [--sample-stride S] [--sample-out FILE] " ..
+                  "[--kernels DIR] [--iterations I]")
         end
         a[k] = tonumber(v) and math.tointeger(tonumber(v)) or v
         i = i + 2
@@ -70,6 +71,11 @@ local function cdiv(a, b) return (a + b - 1) // b end
 function M.grid_1d(n) return math.max(1, math.min(cdiv(n, M.BLOCK), 65535)) end
 
 function M.grid_reduce(n) return math.max(1, math.min(cdiv(n, M.BLOCK * 16), 256)) end
+
+-- JACOBI's row kernels on rows x n (workloads/common.py stencil_geometry): {x, y} blocks.
+function M.stencil_geometry(rows, n)
+    return {cdiv(n, M.BLOCK), math.max(1, math.min(rows, 65535))}
+end
 
 -- {{offset, count}, ...}: ceil(n / p) per partition, the last shorter.
 function M.partitions(n, p)
