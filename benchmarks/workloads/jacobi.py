@@ -18,7 +18,7 @@ from .common import (BLOCK, fmt_bytes, Workload, grid_reduce, load_kernels, np_u
 
 NAME, TITLE = "jacobi", "JACOBI"
 #: (grid order n (two n x n float32 grids), sweeps per run; n a multiple of 16, sweeps even)
-SIZES = {"tiny": (256, 20), "small": (2048, 100), "medium": (8192, 100), "large": (16384, 100)}
+SIZES = {"tiny": (256, 20), "small": (2048, 100), "medium": (8192, 100), "large": (12288, 100)}
 PARTITIONS = 16
 #: the sweeps are recorded once (two of them, Runtime.record) and replayed; PGB_JACOBI_RECORD=0:
 #: issued eagerly
