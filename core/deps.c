@@ -13,23 +13,41 @@ static void drop(void *rt, void *c) {
 pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__comp ***out, int *n,
                           pg__comp **inline_buf, int inline_cap) {
     (void)rt;
-    pg__history *h[PG__MAX_PARAMS];
-    pg_access acc[PG__MAX_PARAMS];
-    if (nargs > PG__MAX_PARAMS)
-        return pg__error(PG_ERROR_INTERNAL, "%d arguments, at most %d", nargs, PG__MAX_PARAMS);
+    /* A kernel has at most PG__MAX_PARAMS arguments; a plan's replay has every piece its calls
+     * touch, which may be more. */
+    pg__history *h_in[PG__MAX_PARAMS], **h = h_in;
+    pg_access acc_in[PG__MAX_PARAMS], *acc = acc_in;
+    if (nargs > PG__MAX_PARAMS) {
+        h = pg__malloc((size_t)nargs * sizeof *h);
+        acc = pg__malloc((size_t)nargs * sizeof *acc);
+        if (!h || !acc) {
+            pg__free(h);
+            pg__free(acc);
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
+    }
     for (int i = 0; i < nargs; i++) {
         h[i] = &args[i].array->hist;
         acc[i] = args[i].access;
     }
     int cap = pg__history_parents_max(h, acc, nargs);
     pg__comp **list = cap <= inline_cap ? inline_buf : pg__malloc((size_t)cap * sizeof *list);
-    if (cap > inline_cap && !list)
+    if (cap > inline_cap && !list) {
+        if (h != h_in) {
+            pg__free(h);
+            pg__free(acc);
+        }
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
     int k = pg__history_parents(h, acc, nargs, (void **)list);
     for (int i = 0; i < k; i++)
         pg__comp_ref(list[i]);
     *out = list;
     *n = k;
+    if (h != h_in) {
+        pg__free(h);
+        pg__free(acc);
+    }
     return PG_OK;
 }
 

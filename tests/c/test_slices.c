@@ -238,6 +238,33 @@ static void recordings_across_cuts(void) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* A recording whose calls touch more pieces than a kernel may have arguments (80 views, a
+ * kernel on each and one on the whole): its plan replays take them all. */
+static void many_pieces_replayed(void) {
+    pg_runtime *rt = test_runtime("host:2", NULL, NULL);
+    pg_kernel *f = test_kernel(rt, "scale", NULL);
+    pg_array *x = test_array(rt, 800);
+    pg_array *v[80];
+    for (int i = 0; i < 80; i++)
+        v[i] = view(x, i * 10, i * 10 + 10);
+    static float ones[800];
+    for (int i = 0; i < 800; i++)
+        ones[i] = 1;
+    CHECK_OK(pg_array_write(x, 0, 800, ones));
+    pg_graph *g = NULL;
+    REQUIRE_OK(pg_graph_begin(rt));
+    for (int i = 0; i < 80; i++) {
+        pg_arg a[] = {pg_arg_array(v[i]), pg_arg_float(2), pg_arg_int(10)};
+        CHECK_OK(pg_kernel_launch(f, dim1(1), dim1(32), 0, a, 3));
+    }
+    REQUIRE_OK(pg_graph_end(rt, &g));
+    for (int r = 0; r < 5; r++)
+        CHECK_OK(pg_graph_launch(g));
+    CHECK(all(x, 0, 800, 32));
+    CHECK_OK(pg_graph_free(g));
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 int main(void) {
     const char *policies[] = {"round-robin", "stream-aware", "min-transfer-size",
                               "minmax-transfer-time", "min-transfer-time"};
@@ -249,5 +276,6 @@ int main(void) {
     parent_freed_first();
     misuse();
     recordings_across_cuts();
+    many_pieces_replayed();
     CHECK_DONE();
 }
