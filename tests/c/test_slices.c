@@ -265,6 +265,40 @@ static void many_pieces_replayed(void) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* Partitions of a split array made in order fill one device after another (a block
+ * distribution) and stay there when overwritten; round-robin still rotates. */
+static void partitions_in_blocks(const char *policy) {
+    pg_runtime *rt = test_runtime_on("host:4", policy, NULL);
+    pg_kernel *f = test_kernel(rt, "fill", "out float *y, float v, int n");
+    pg_array *x = test_array(rt, 1600);
+    pg_array *v[16];
+    for (int i = 0; i < 16; i++)
+        v[i] = view(x, i * 100, i * 100 + 100);
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 16; i++)
+            fill(f, v[i], (float)i, 100);
+    CHECK(all(x, 1500, 1600, 15));
+    tdag_load(rt, &dag);
+    int dev[32], changes = 0, per[4] = {0};
+    for (int k = 0; k < 32; k++) {
+        dev[k] = tdag_vertex(&dag, nth_kernel(k))->device;
+        if (k < 16)
+            per[dev[k]]++;
+        if (k > 0 && k < 16 && dev[k] != dev[k - 1])
+            changes++;
+    }
+    int stayed = 1;
+    for (int k = 0; k < 16; k++)
+        stayed &= dev[k] == dev[16 + k];
+    if (!strcmp(policy, "round-robin")) {
+        CHECK(changes == 15);
+    } else {
+        CHECK(changes == 3 && per[0] == 4 && per[1] == 4 && per[2] == 4 && per[3] == 4);
+        CHECK(stayed);
+    }
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 int main(void) {
     const char *policies[] = {"round-robin", "stream-aware", "min-transfer-size",
                               "minmax-transfer-time", "min-transfer-time"};
@@ -277,5 +311,7 @@ int main(void) {
     misuse();
     recordings_across_cuts();
     many_pieces_replayed();
+    for (int p = 0; p < 5; p++)
+        partitions_in_blocks(policies[p]);
     CHECK_DONE();
 }
