@@ -139,8 +139,17 @@ def test_gpu_export_and_import_with_cupy():
         b = rt.from_dlpack(DLPackOnly(cp.arange(10, dtype=cp.int32) * 3))  # DLPack only
         assert b.tolist() == [3 * i for i in range(10)]
         assert (2, 0) == b.__dlpack_device__()
-        h = np.from_dlpack(a.__dlpack__(dl_device=(1, 0))) if hasattr(np, "from_dlpack") else None
-        assert h is None or h[999] == 1998.0  # the host copy when asked for
+        class HostCopy:  # a consumer asking for the host copy (dl_device=(kDLCPU, 0))
+            def __dlpack__(self, **kw):
+                return a.__dlpack__(dl_device=(1, 0))
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        h = np.from_dlpack(HostCopy())
+        assert h[999] == 1998.0
+        del h  # the host view it holds
+        gc.collect()
     finally:
         rt.close()
 
