@@ -12,28 +12,45 @@ static pg_status need_gpus(pg__runtime *rt, const char *fn) {
     return PG_OK;
 }
 
+/* The door of both device-pointer calls: the access mode, the array, GPUs and the device
+ * index. NULL (error set) when one is wrong; else the array, its runtime locked. */
+static pg__array *enter_pointer(pg_array *h, int device, pg_access access, const char *fn,
+                                pg_status *st) {
+    *st = PG_ERROR_ARGUMENT;
+    if (access != PG_ACCESS_IN && access != PG_ACCESS_OUT && access != PG_ACCESS_INOUT) {
+        pg__error(PG_ERROR_ARGUMENT, "%s: access %d is not in, out or inout", fn, (int)access);
+        return NULL;
+    }
+    pg__array *a = pg__enter_array(h, fn);
+    if (!a) {
+        *st = PG_ERROR_STATE;
+        return NULL;
+    }
+    pg__runtime *rt = a->rt;
+    *st = pg__graph_refuse(rt, fn, a);
+    if (!*st)
+        *st = need_gpus(rt, fn);
+    if (!*st && (device < 0 || device >= rt->ndev))
+        *st = pg__error(PG_ERROR_ARGUMENT, "%s: device %d is not 0..%d", fn, device, rt->ndev - 1);
+    if (*st) {
+        pg__leave(rt);
+        return NULL;
+    }
+    return a;
+}
+
 pg_status pg_array_device_pointer(pg_array *h, int device, pg_access access, void **ptr,
                                   uint64_t *stream) {
     pg__error_clear();
     if (!ptr || !stream)
         return pg__error(PG_ERROR_ARGUMENT,
                          "pg_array_device_pointer: ptr and stream must not be NULL");
-    if (access != PG_ACCESS_IN && access != PG_ACCESS_OUT && access != PG_ACCESS_INOUT)
-        return pg__error(PG_ERROR_ARGUMENT,
-                         "pg_array_device_pointer: access %d is not in, out or inout", (int)access);
-    pg__array *a = pg__enter_array(h, "pg_array_device_pointer");
+    pg_status st;
+    pg__array *a = enter_pointer(h, device, access, "pg_array_device_pointer", &st);
     if (!a)
-        return PG_ERROR_STATE;
-    pg__runtime *rt = a->rt;
-    pg_status st = pg__graph_refuse(rt, "pg_array_device_pointer", a);
-    if (!st)
-        st = need_gpus(rt, "pg_array_device_pointer");
-    if (!st && (device < 0 || device >= rt->ndev))
-        st = pg__error(PG_ERROR_ARGUMENT, "pg_array_device_pointer: device %d is not 0..%d", device,
-                       rt->ndev - 1);
-    if (!st)
-        st = pg__exec_device_access(rt, a, device, access, 0, 0, 0, ptr, stream);
-    pg__leave(rt);
+        return st;
+    st = pg__exec_device_access(a->rt, a, device, access, 0, 0, 0, ptr, stream);
+    pg__leave(a->rt);
     return st;
 }
 
@@ -42,25 +59,16 @@ pg_status pg_array_device_pointer_synced(pg_array *h, int device, pg_access acce
     pg__error_clear();
     if (!ptr)
         return pg__error(PG_ERROR_ARGUMENT, "pg_array_device_pointer_synced: ptr must not be NULL");
-    if (access != PG_ACCESS_IN && access != PG_ACCESS_OUT && access != PG_ACCESS_INOUT)
-        return pg__error(PG_ERROR_ARGUMENT,
-                         "pg_array_device_pointer_synced: access %d is not in, out or inout",
-                         (int)access);
-    pg__array *a = pg__enter_array(h, "pg_array_device_pointer_synced");
+    pg_status st;
+    pg__array *a = enter_pointer(h, device, access, "pg_array_device_pointer_synced", &st);
     if (!a)
-        return PG_ERROR_STATE;
+        return st;
     pg__runtime *rt = a->rt;
-    pg_status st = pg__graph_refuse(rt, "pg_array_device_pointer_synced", a);
-    if (!st)
-        st = need_gpus(rt, "pg_array_device_pointer_synced");
-    if (!st && !rt->ops->foreign_wait)
+    if (!rt->ops->foreign_wait)
         st = pg__error(PG_ERROR_UNSUPPORTED,
-                       "pg_array_device_pointer_synced: the %s backend "
-                       "cannot order another library's stream",
+                       "pg_array_device_pointer_synced: the %s backend cannot order another "
+                       "library's stream",
                        rt->ops->name);
-    if (!st && (device < 0 || device >= rt->ndev))
-        st = pg__error(PG_ERROR_ARGUMENT, "pg_array_device_pointer_synced: device %d is not 0..%d",
-                       device, rt->ndev - 1);
     uint64_t ours = 0;
     if (!st)
         st = pg__exec_device_access(rt, a, device, access, 0, 0, 0, ptr, &ours);
