@@ -15,13 +15,14 @@ import glob
 import os
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 # The library's folders, as the top-level CMakeLists.txt globs them (tests/readme's pip test
 # installs into a fresh virtual environment and imports, so a missing folder fails there).
 LIBRARY_DIRS = ["base", "core", "dag", "policies", "devices", "devices/host", "devices/cuda",
-                "nvrtc"]
+                "devices/sim", "nvrtc"]
 
 
 def sources():
@@ -45,6 +46,19 @@ def version():
                          macros["PG_VERSION_PATCH"])
 
 
+class build_py_with_presets(build_py):
+    """The package plus the simulated machines' presets (devices/sim/presets/*.topo) as
+    polygpu/sim-presets: the library looks for them beside its own file, here the extension, so
+    devices="sim:dgx1-v100" works from an installed wheel."""
+
+    def run(self):
+        super().run()
+        out = os.path.join(self.build_lib, "polygpu", "sim-presets")
+        self.mkpath(out)
+        for f in sorted(glob.glob(os.path.join(ROOT, "devices", "sim", "presets", "*.topo"))):
+            self.copy_file(f, out)
+
+
 extension = Extension(
     "polygpu._polygpu",
     sources=sources(),
@@ -66,6 +80,7 @@ setup(
     # The type stubs and the PEP 561 marker: type checkers use them for the installed package.
     package_data={"polygpu": ["py.typed", "*.pyi"]},
     ext_modules=[extension],
+    cmdclass={"build_py": build_py_with_presets},
     python_requires=">=3.9",
     extras_require={"numpy": ["numpy"], "test": ["numpy", "pytest"]},
     zip_safe=False,
