@@ -169,6 +169,8 @@ static pg_status check_devices(const char *d) {
     long v;
     if (!strcmp(d, "auto") || !strcmp(d, "cuda") || !strcmp(d, "host"))
         return PG_OK;
+    if (!strncmp(d, "sim:", 4) && d[4]) /* the sim backend checks the rest when it opens */
+        return PG_OK;
     if (!strncmp(d, "host:", 5)) {
         if (parse_digits(d + 5, 3, &v, &p) && !*p && v >= 1 && v <= PG_MAX_DEVICES)
             return PG_OK;
@@ -184,7 +186,8 @@ static pg_status check_devices(const char *d) {
         PG_ERROR_ARGUMENT,
         "devices '%s' is not valid: expected auto (the GPUs if any, else one CPU "
         "device), cuda (every GPU), a list of GPU ordinals such as cuda:0,2, host (one "
-        "CPU device) or host:N (N CPU devices, 1..%d)",
+        "CPU device), host:N (N CPU devices, 1..%d) or sim:PRESET (simulated GPUs, e.g. "
+        "sim:dgx1-v100)",
         d, PG_MAX_DEVICES);
 }
 

@@ -77,7 +77,9 @@ size_t pg_dtype_size(pg_dtype t);      /* 0 for an invalid dtype */
  * environment > default. Strings are copied by pg_runtime_new: one set directly in a field must
  * live until pg_runtime_new returns; pg_options_set copies its own. */
 typedef struct pg_options {
-    const char *devices;              /* "auto" | "cuda" | "cuda:0,2" | "host:4" */
+    const char *devices;              /* "auto" | "cuda" | "cuda:0,2" | "host:4" |
+                                         "sim:dgx1-v100": simulated GPUs in virtual time
+                                         (devices/sim/README.md) */
     const char *policy;               /* device policy name, default "minmax-transfer-time" */
     const char *stream_policy;        /* "fifo" (default) | "always-new" */
     const char *parent_stream_policy; /* "same-as-parent" | "disjoint" | "multigpu-disjoint"

@@ -1,5 +1,6 @@
 /* runtime.c: runtime lifetime — options, backend choice, devices, interconnect, stats. */
 #include "core/internal.h"
+#include "devices/sim/sim_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +29,22 @@ static pg_status open_backend(pg__runtime *rt) {
     if (!strcmp(spec, "host") || !strncmp(spec, "host:", 5))
         return pg__host_backend_open(spec[4] ? spec + 5 : "", timing, rt->opt.check_bounds,
                                      &rt->ops, &rt->b, &rt->ndev);
+    if (!strncmp(spec, "sim:", 4)) {
+        pg_status st = pg__sim_backend_open(spec + 4, timing, &rt->ops, &rt->b, &rt->ndev);
+        /* The policies see the simulated links (a matrix file the backend writes), unless the
+         * interconnect option names a file; never a measurement, which would time the simulator. */
+        if (!st && !rt->opt.interconnect[0] &&
+            pg__sim_interconnect_file(rt->b, rt->opt.cache_dir, rt->opt.interconnect,
+                                      sizeof rt->opt.interconnect)) {
+            pg__log(rt, 1, "sim: %s; the policies see uniform links", pg_last_error());
+            pg__error_clear();
+            snprintf(rt->opt.interconnect, sizeof rt->opt.interconnect, "default");
+        }
+        return st;
+    }
     return pg__error(PG_ERROR_ARGUMENT,
-                     "unknown devices '%s': expected auto, cuda, cuda:0,2 or host:N", spec);
+                     "unknown devices '%s': expected auto, cuda, cuda:0,2, host:N or sim:PRESET",
+                     spec);
 }
 
 static void destroy(pg__runtime *rt) {
