@@ -1,0 +1,427 @@
+/* test_sim_backend.c: the simulated devices' backend through its ops table, in virtual time —
+ * copy durations over routes, contention on shared links and none on separate ones, routes
+ * through the host, kernels sharing a GPU, stream waits, events and host waits moving the
+ * clock, real host time counting (or frozen), device memory capacity; topology and profile
+ * files (fits, the sample writer, errors naming file and line). */
+#include "check.h"
+#include "devices/sim/sim_backend.h"
+#include "devices/sim/sim_profile.h"
+#include "devices/sim/sim_topo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const pg__backend_ops *ops;
+static pg__backend *b;
+static int ndev;
+static char tmpdir[256];
+
+static void open_sim(const char *spec) {
+    REQUIRE_OK(pg__sim_backend_open(spec, 1, &ops, &b, &ndev));
+}
+
+static pg__bstream *stream(int dev) {
+    pg__bstream *s = NULL;
+    REQUIRE_OK(ops->stream_new(b, dev, &s));
+    return s;
+}
+
+static void *dev_buf(int dev, size_t bytes) {
+    void *p = NULL;
+    REQUIRE_OK(ops->dev_alloc(b, dev, bytes, NULL, &p));
+    return p;
+}
+
+static pg__bevent *record(pg__bstream *s) {
+    pg__bevent *e = NULL;
+    REQUIRE_OK(ops->event_record(b, s, &e));
+    return e;
+}
+
+/* Wait for s's work; the clock then stands at its end. */
+static void drain(pg__bstream *s) {
+    pg__bevent *e = record(s);
+    CHECK_OK(ops->event_wait(b, e));
+    ops->event_free(b, e);
+}
+
+static void times(pg__timing *t, double *start, double *end) {
+    ops->timing_resolve(b, t);
+    *start = (double)t->start_ns;
+    *end = (double)t->end_ns;
+    ops->timing_release(b, t);
+}
+
+static double dur_ns(pg__timing *t) {
+    double s, e;
+    times(t, &s, &e);
+    return e - s;
+}
+
+static int near(double a, double want, double rel) {
+    return fabs(a - want) <= rel * want + 2; /* times are rounded to whole ns */
+}
+
+/* A copy to `dst` from `src` (a device or PG_HOST) of `bytes` on s. Device buffers are addresses
+ * only (timing-only runs never touch them); host ends are a small real buffer, copied from only
+ * when both ends are the host. */
+static void copy(pg__bstream *s, int dst, int src, size_t bytes, pg__timing *t) {
+    static char host_a[64], host_b[64];
+    void *d = dst == PG_HOST ? (void *)host_a : dev_buf(dst, bytes);
+    void *sp = src == PG_HOST ? (void *)host_b : dev_buf(src, bytes);
+    REQUIRE_OK(ops->copy(b, s, dst, d, src, sp, bytes, t));
+    if (dst != PG_HOST)
+        ops->dev_free(b, dst, d);
+    if (src != PG_HOST)
+        ops->dev_free(b, src, sp);
+}
+
+enum { MB240 = 240000000, MB120 = 120000000 };
+
+static void test_copies(void) {
+    open_sim("pcie-4gpu,host_time=0");
+    CHECK(ndev == 4);
+    pg__bstream *s0 = stream(0), *s0b = stream(0), *s1 = stream(1), *s2 = stream(2);
+    pg__timing t1 = {0}, t2 = {0};
+    /* host -> gpu0: host->sw0->gpu0, 24 GB/s each way, 0.6 us a hop. */
+    copy(s0, 0, PG_HOST, MB240, &t1);
+    drain(s0);
+    double one = dur_ns(&t1);
+    CHECK(near(one, 1200 + MB240 / 24.0, 1e-9));
+    /* Two at once into one GPU share both links: each takes about twice as long. */
+    copy(s0, 0, PG_HOST, MB240, &t1);
+    copy(s0b, 0, PG_HOST, MB240, &t2);
+    drain(s0);
+    drain(s0b);
+    double a = dur_ns(&t1), c = dur_ns(&t2);
+    CHECK(near(a, 2 * one, 0.01) && near(c, 2 * one, 0.01));
+    /* Into gpu0 and gpu2, behind different switches: separate links, each as fast as alone. */
+    copy(s0, 0, PG_HOST, MB240, &t1);
+    copy(s2, 2, PG_HOST, MB240, &t2);
+    drain(s0);
+    drain(s2);
+    CHECK(near(dur_ns(&t1), one, 1e-9) && near(dur_ns(&t2), one, 1e-9));
+    /* Into gpu0 and gpu1, one switch: its uplink host->sw0 is shared. */
+    copy(s0, 0, PG_HOST, MB240, &t1);
+    copy(s1, 1, PG_HOST, MB240, &t2);
+    drain(s0);
+    drain(s1);
+    CHECK(near(dur_ns(&t1), 2 * one, 0.01) && near(dur_ns(&t2), 2 * one, 0.01));
+    /* Opposite directions of a link do not compete (host->gpu0 against gpu0->host). */
+    copy(s0, 0, PG_HOST, MB240, &t1);
+    copy(s0b, PG_HOST, 0, MB240, &t2);
+    drain(s0);
+    drain(s0b);
+    CHECK(near(dur_ns(&t1), one, 1e-9) && near(dur_ns(&t2), one, 1e-9));
+    /* Peers: gpu0->gpu1 stays in sw0 (2 hops); gpu0->gpu2 crosses the root complex, the host
+     * node (4 hops), and so shares host->sw1 with a copy host->gpu3. */
+    copy(s1, 1, 0, MB240, &t1);
+    drain(s1);
+    CHECK(near(dur_ns(&t1), 1200 + MB240 / 24.0, 1e-9));
+    copy(s2, 2, 0, MB240, &t1);
+    drain(s2);
+    CHECK(near(dur_ns(&t1), 2400 + MB240 / 24.0, 1e-9));
+    copy(s2, 2, 0, MB240, &t1);
+    copy(s0b, 3, PG_HOST, MB240, &t2);
+    drain(s2);
+    drain(s0b);
+    CHECK(near(dur_ns(&t1), 2 * one, 0.01) && near(dur_ns(&t2), 2 * one, 0.01));
+    /* A copy within a GPU reads and writes its memory: 2 x bytes at 1555 GB/s. */
+    copy(s0, 0, 0, MB240, &t1);
+    drain(s0);
+    CHECK(near(dur_ns(&t1), 2.0 * MB240 / 1555.0, 1e-9));
+    ops->stream_free(b, s0);
+    ops->stream_free(b, s0b);
+    ops->stream_free(b, s1);
+    ops->stream_free(b, s2);
+    ops->close(b);
+}
+
+/* dgx1-v100: GPUs without an NVLink between them copy through host memory. */
+static void test_routes(void) {
+    char path[1200];
+    REQUIRE_OK(pg__sim_topo_find("dgx1-v100", path, sizeof path));
+    static pg__sim_topo t;
+    REQUIRE_OK(pg__sim_topo_load(path, &t));
+    CHECK(t.ngpu == 8 && !strcmp(t.gpu[0].info.name, "Tesla V100-SXM2-32GB"));
+    const pg__sim_route *r05 = &t.route[1][6], *r04 = &t.route[1][5], *r03 = &t.route[1][4];
+    CHECK(r04->nhops == 1 && r04->gbps == 48 && r03->nhops == 1 && r03->gbps == 48);
+    CHECK(t.route[1][2].nhops == 1 && t.route[1][2].gbps == 24); /* 0-1: one NVLink */
+    /* gpu0 -> plx0 -> host -> cpu1 -> plx2 -> gpu5 */
+    CHECK(r05->nhops == 5 && r05->gbps == 12);
+    int via_host = 0;
+    for (int i = 0; i < r05->nhops; i++)
+        via_host |= t.link[r05->link[i]].to == 0;
+    CHECK(via_host);
+    pg__interconnect m;
+    pg__sim_topo_matrix(&t, &m);
+    CHECK(m.nloc == 9 && m.bw[1 * 9 + 6] == 12 && m.bw[1 * 9 + 5] == 48 && m.bw[0 * 9 + 1] == 12);
+    CHECK(fabs(m.lat_us[1 * 9 + 6] - 2.5) < 1e-9);
+
+    open_sim("dgx1-v100,host_time=0");
+    pg__bstream *s5 = stream(5), *s4 = stream(4), *s0 = stream(0);
+    pg__timing t1 = {0}, t2 = {0};
+    copy(s5, 5, 0, MB120, &t1);
+    drain(s5);
+    double alone = dur_ns(&t1);
+    CHECK(near(alone, 2500 + MB120 / 12.0, 1e-9));
+    copy(s4, 4, 0, MB120, &t1); /* NV2 */
+    drain(s4);
+    CHECK(near(dur_ns(&t1), 1000 + MB120 / 48.0, 1e-9));
+    /* The staged copy shares gpu0 -> plx0 -> host with gpu0's copy to the host. */
+    copy(s5, 5, 0, MB120, &t1);
+    copy(s0, PG_HOST, 0, MB120, &t2);
+    drain(s5);
+    drain(s0);
+    CHECK(near(dur_ns(&t1), 2 * alone, 0.01) && near(dur_ns(&t2), 2 * alone, 0.01));
+    ops->stream_free(b, s0);
+    ops->stream_free(b, s4);
+    ops->stream_free(b, s5);
+    ops->close(b);
+}
+
+static void *kernel_fn(const char *name, int dev, void **image) {
+    pg__kernel_src src = {"", name, NULL, NULL, 0, NULL};
+    void *fn = NULL;
+    REQUIRE_OK(ops->kernel_build(b, &src, image));
+    REQUIRE_OK(ops->kernel_function(b, *image, dev, &fn));
+    return fn;
+}
+
+static void launch(pg__bstream *s, void *fn, void *buf, pg__timing *t) {
+    uint64_t params[2] = {(uint64_t)(uintptr_t)buf, 7};
+    REQUIRE_OK(ops->launch(b, s, fn, (pg_dim3){4, 1, 1}, (pg_dim3){256, 1, 1}, 0, params, 2, t));
+}
+
+/* Kernels without a profile: kernel_us + argument bytes / memory bandwidth; two at once on one
+ * GPU share it; a stream wait orders a kernel after another GPU's; events and host waits. */
+static void test_kernels_and_events(void) {
+    open_sim("pcie-4gpu,host_time=0"); /* A100 PCIe: kernel_us 2.5, 1555 GB/s; launch_us 3 */
+    void *img, *f0 = kernel_fn("k", 0, &img), *f1 = NULL;
+    REQUIRE_OK(ops->kernel_function(b, img, 1, &f1));
+    void *x0 = dev_buf(0, 1555000000), *y0 = dev_buf(0, 1555000000), *x1 = dev_buf(1, 1555);
+    pg__bstream *s0 = stream(0), *s0b = stream(0), *s1 = stream(1);
+    pg__timing t1 = {0}, t2 = {0};
+    double before = pg__sim_backend_now(b);
+    launch(s0, f0, x0, &t1);
+    double kstart, kend;
+    pg__bevent *e = record(s0);
+    /* Host time frozen: only the launch's 3 us passed; the kernel (1 ms) is not done. */
+    CHECK(near(pg__sim_backend_now(b) - before, 3000, 1e-9));
+    CHECK(!ops->event_done(b, e));
+    double now = pg__sim_backend_now(b);
+    CHECK(ops->event_wait_for(b, e, 100000) == PG_ERROR_TIMEOUT);
+    CHECK(near(pg__sim_backend_now(b) - now, 100000, 1e-9));
+    /* s1 waits for e: its kernel starts when the first ends. */
+    CHECK_OK(ops->stream_wait(b, s1, e));
+    launch(s1, f1, x1, &t2);
+    CHECK_OK(ops->event_wait(b, e));
+    CHECK(ops->event_done(b, e));
+    times(&t1, &kstart, &kend);
+    CHECK(near(kend - kstart, 2500 + 1555000000 / 1555.0, 1e-9));
+    CHECK(near(pg__sim_backend_now(b), kend, 1e-12)); /* the wait moved the clock there */
+    drain(s1);
+    double s1start, s1end;
+    times(&t2, &s1start, &s1end);
+    CHECK(near(s1start, kend, 1e-12) && near(s1end - s1start, 2500 + 1555 / 1555.0, 1e-9));
+    ops->event_free(b, e);
+    /* Two long kernels at once on gpu0 share it: each takes about twice its time. */
+    launch(s0, f0, x0, &t1);
+    launch(s0b, f0, y0, &t2);
+    drain(s0);
+    drain(s0b);
+    double one = 2500 + 1e6;
+    CHECK(near(dur_ns(&t1), 2 * one, 0.01) && near(dur_ns(&t2), 2 * one, 0.01));
+    /* Back to back on one stream: one after the other, the second starting at the first's end. */
+    launch(s0, f0, x0, &t1);
+    launch(s0, f0, x0, &t2);
+    drain(s0);
+    double a0, a1, b0, b1;
+    times(&t1, &a0, &a1);
+    times(&t2, &b0, &b1);
+    CHECK(near(b0, a1, 1e-12) && near(a1 - a0, one, 1e-9) && near(b1 - b0, one, 1e-9));
+    ops->stream_free(b, s0);
+    ops->stream_free(b, s0b);
+    ops->stream_free(b, s1);
+    ops->kernel_free(b, img);
+    ops->dev_free(b, 0, x0);
+    ops->dev_free(b, 0, y0);
+    ops->dev_free(b, 1, x1);
+    ops->close(b);
+}
+
+/* host_time=1: the host's real time between calls moves the clock; 0 freezes it. */
+static void test_host_time(void) {
+    for (int frozen = 0; frozen < 2; frozen++) {
+        open_sim(frozen ? "h200x4-nv18,host_time=0" : "h200x4-nv18,host_time=1");
+        void *img, *f = kernel_fn("k", 0, &img);
+        void *x = dev_buf(0, 4800);
+        pg__bstream *s = stream(0);
+        pg__timing t1 = {0}, t2 = {0};
+        launch(s, f, x, &t1);
+        nanosleep(&(struct timespec){0, 30000000}, NULL); /* the script computes for 30 ms */
+        launch(s, f, x, &t2);
+        drain(s);
+        double a0, a1, b0, b1;
+        times(&t1, &a0, &a1);
+        times(&t2, &b0, &b1);
+        if (frozen) /* 2 us kernels, 2.9 us launches: issue-bound, one launch apart */
+            CHECK(near(b0 - a0, 2900, 1e-12) && b0 > a1);
+        else
+            CHECK(b0 - a0 >= 30e6); /* the second launch came 30 ms later */
+        ops->stream_free(b, s);
+        ops->kernel_free(b, img);
+        ops->dev_free(b, 0, x);
+        ops->close(b);
+    }
+}
+
+static void test_memory(void) {
+    open_sim("pcie-4gpu,host_time=0"); /* 40 GiB each */
+    void *p = NULL, *q = NULL;
+    CHECK_OK(ops->dev_alloc(b, 0, (size_t)30 << 30, NULL, &p));
+    CHECK_MSG(ops->dev_alloc(b, 0, (size_t)20 << 30, NULL, &q), PG_ERROR_OUT_OF_MEMORY,
+              "simulated GPU 0 (NVIDIA A100-PCIE-40GB) is out of memory");
+    CHECK_OK(ops->dev_alloc(b, 1, (size_t)20 << 30, NULL, &q)); /* another GPU has room */
+    ops->dev_free(b, 0, p);
+    void *r = NULL;
+    CHECK_OK(ops->dev_alloc(b, 0, (size_t)20 << 30, NULL, &r));
+    CHECK(r != q);
+    ops->dev_free(b, 1, q);
+    ops->dev_free(b, 0, r);
+    pg_device_info info;
+    CHECK_OK(ops->device_info(b, 3, &info));
+    CHECK(info.kind == PG_DEVICE_CUDA && info.memory_bytes == (uint64_t)40 << 30 &&
+          info.compute_major == 8 && info.multiprocessors == 108 &&
+          info.max_threads_per_block == 1024 && info.max_shared_memory_per_block == 166912 &&
+          !strncmp(info.uuid, "SIM-", 4));
+    ops->close(b);
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_profiles(void) {
+    char path[400];
+    snprintf(path, sizeof path, "%s/profile.csv", tmpdir);
+    /* Samples linear in bytes, a kernel whose name holds a comma and a quote, and samples
+     * linear in threads. */
+    for (int i = 1; i <= 5; i++) {
+        uint64_t bytes = (uint64_t)i * 1000000;
+        CHECK_OK(pg__sim_profile_append(path, "axpy", "NVIDIA H200", (pg_dim3){64, 1, 1},
+                                        (pg_dim3){256, 1, 1}, bytes, 1000 + bytes / 2));
+        CHECK_OK(pg__sim_profile_append(path, "tmpl<float, \"q\">", "NVIDIA H200",
+                                        (pg_dim3){(uint32_t)i * 10, 2, 1}, (pg_dim3){128, 1, 1},
+                                        1000, 500 + 3 * (uint64_t)i * 10 * 2 * 128));
+    }
+    FILE *f = fopen(path, "a");
+    fputs("model,axpy,*,threads,7,0\n", f);
+    fclose(f);
+    pg__sim_profile *p = NULL;
+    REQUIRE_OK(pg__sim_profile_load(path, &p));
+    CHECK(pg__sim_profile_count(p) == 3);
+    const pg__sim_model *m = pg__sim_profile_find(p, "axpy", "NVIDIA H200");
+    CHECK(m && m->x == PG__SIM_X_BYTES && fabs(m->a_ns - 1000) < 1e-6 &&
+          fabs(m->b_ns - 0.5) < 1e-9);
+    CHECK(m && near(pg__sim_model_ns(m, 4000000, 1), 2001000, 1e-12));
+    m = pg__sim_profile_find(p, "tmpl<float, \"q\">", "NVIDIA H200");
+    CHECK(m && m->x == PG__SIM_X_THREADS && fabs(m->a_ns - 500) < 1e-6 && fabs(m->b_ns - 3) < 1e-9);
+    /* Another device: the "*" model; an unknown kernel: none (the default applies). */
+    m = pg__sim_profile_find(p, "axpy", "Tesla V100-SXM2-32GB");
+    CHECK(m && m->x == PG__SIM_X_THREADS && m->a_ns == 7);
+    CHECK(!pg__sim_profile_find(p, "other", "NVIDIA H200"));
+    pg__sim_profile_free(p);
+
+    /* Errors name the file and line. */
+    write_file(path, "# a profile\nmodel,k,*,bytes,1,0\nsample,k,dev,4x1,1x1x1,10,10\n");
+    CHECK_MSG(pg__sim_profile_load(path, &p), PG_ERROR_ARGUMENT, "profile.csv:3: grid '4x1'");
+    write_file(path, "model,k,*,flops,1,0\n");
+    CHECK_MSG(pg__sim_profile_load(path, &p), PG_ERROR_ARGUMENT,
+              ":1: x 'flops' is neither bytes nor threads");
+    write_file(path, "model,k,*,bytes,1,0\nmodel,k,*,bytes,2,0\n");
+    CHECK_MSG(pg__sim_profile_load(path, &p), PG_ERROR_ARGUMENT, ":2: a second model for k");
+    write_file(path, "model,\"k,1\n");
+    CHECK_MSG(pg__sim_profile_load(path, &p), PG_ERROR_ARGUMENT, ":1: a quoted field");
+    CHECK_MSG(pg__sim_profile_load("/nonexistent/p.csv", &p), PG_ERROR_NOT_FOUND,
+              "/nonexistent/p.csv");
+
+    /* A profile given to the backend sets the kernel's duration. */
+    write_file(path, "model,k,NVIDIA H200,threads,1000,2\n");
+    char spec[600];
+    snprintf(spec, sizeof spec, "h200x4-nv18,host_time=0,profile=%s", path);
+    open_sim(spec);
+    void *img, *fn = kernel_fn("k", 2, &img);
+    pg__bstream *s = stream(2);
+    pg__timing t = {0};
+    launch(s, fn, NULL, &t);
+    drain(s);
+    CHECK(near(dur_ns(&t), 1000 + 2 * 1024, 1e-12));
+    ops->stream_free(b, s);
+    ops->kernel_free(b, img);
+    ops->close(b);
+}
+
+static void bad_topo(const char *text, const char *needle) {
+    char path[400];
+    snprintf(path, sizeof path, "%s/bad.topo", tmpdir);
+    write_file(path, text);
+    static pg__sim_topo t;
+    CHECK_MSG(pg__sim_topo_load(path, &t), PG_ERROR_ARGUMENT, needle);
+}
+
+#define GPU_TYPE "gpu_type g name=G memory=1G cc=8.0 sms=10 memory_gbps=100\n"
+
+static void test_topology_errors(void) {
+    bad_topo("name x\nfrobnicate 3\n", "bad.topo:2: unknown statement 'frobnicate'");
+    bad_topo(GPU_TYPE "gpus 2 g\nlink gpu0 host 10 1\n", "no route from host to gpu1");
+    bad_topo(GPU_TYPE "gpus 2 g\nlink gpu0 gpu7 10 1\n", ":3: unknown node 'gpu7'");
+    bad_topo("gpu_type g name=G memory=1G cc=8.0 sms=10\n", ":1: gpu_type g lacks memory_gbps=");
+    bad_topo(GPU_TYPE "gpus 17 g\n", ":2: more than 16 GPUs");
+    bad_topo(GPU_TYPE "gpus 1 g\nlink gpu0 host -1 1\n", ":3: bandwidth=-1 is not a positive");
+    bad_topo(GPU_TYPE "gpus 1 g\nswitch gpu9\n", ":3: switch name 'gpu9' is not valid");
+    bad_topo("name \"unclosed\n", ":1: a quote that is not closed");
+    bad_topo("# nothing\n", "no GPUs");
+    /* Unknown presets list the ones there are; options are checked. */
+    CHECK_MSG(pg__sim_backend_open("nope", 0, &ops, &b, &ndev), PG_ERROR_NOT_FOUND,
+              "dgx1-v100, dgx2-v100");
+    CHECK_MSG(pg__sim_backend_open("dgx1-v100,compute=gpu", 0, &ops, &b, &ndev), PG_ERROR_ARGUMENT,
+              "compute 'gpu' is not none");
+    CHECK_MSG(pg__sim_backend_open("dgx1-v100,speed=2", 0, &ops, &b, &ndev), PG_ERROR_ARGUMENT,
+              "unknown option 'speed'");
+    CHECK_MSG(pg__sim_backend_open("dgx1-v100,host_time=-1", 0, &ops, &b, &ndev), PG_ERROR_ARGUMENT,
+              "host_time '-1'");
+    CHECK_MSG(pg__sim_backend_open("./no-such.topo", 0, &ops, &b, &ndev), PG_ERROR_NOT_FOUND,
+              "cannot read topology file ./no-such.topo");
+}
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "%s/pg-sim-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_copies();
+    test_routes();
+    test_kernels_and_events();
+    test_host_time();
+    test_memory();
+    test_profiles();
+    test_topology_errors();
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    CHECK_DONE();
+}
