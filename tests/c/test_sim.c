@@ -2,7 +2,8 @@
  * its GPUs and its links as the interconnect matrix; a kernel chain's virtual time is the sum of
  * its profile durations; on a DGX-1 minmax-transfer-time keeps copies off the PCIe pairs that
  * round-robin crosses, and finishes sooner; two runs with host time frozen give the same
- * timeline; the trace shows virtual times; compute=cpu computes the values too. */
+ * timeline, however fast the host really is; the trace shows virtual times; compute=cpu
+ * computes the values too; recordings replay, memory pressure evicts, threads launch at once. */
 #include "dag_view.h"
 #include "kernels_common.h"
 
