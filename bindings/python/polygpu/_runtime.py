@@ -12,6 +12,14 @@ POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer
 _DAG_FORMATS = {"dot": _polygpu.DAG_DOT, "gv": _polygpu.DAG_DOT, "json": _polygpu.DAG_JSON}
 
 
+def _has_buffer(obj):
+    try:
+        memoryview(obj).release()
+        return True
+    except TypeError:
+        return False
+
+
 class Runtime(_polygpu.Runtime):
     """A polygpu runtime: a set of devices, the scheduler, and the arrays and kernels on them.
 
@@ -53,6 +61,18 @@ class Runtime(_polygpu.Runtime):
     (``.plot()`` draws it), :meth:`dag_dot`, :meth:`export_dag`, :meth:`write_trace`,
     :meth:`close`; attributes :attr:`devices`, :attr:`closed`.
     """
+
+    def asarray(self, obj, dtype=None):
+        """A new :class:`DeviceArray` holding a copy of ``obj``: any object with the buffer
+        protocol (NumPy array, array.array, memoryview; dtype and shape from it), a CUDA array
+        (``__cuda_array_interface__``: CuPy, PyTorch, Numba; copied on the GPU), any other
+        DLPack producer (JAX, PyTorch CPU tensors: see :meth:`from_dlpack`), another
+        DeviceArray, or nested sequences of numbers (int64 if all are integers, else float64).
+        ``dtype`` converts (host data only)."""
+        if (hasattr(obj, "__dlpack_device__") and not hasattr(obj, "__cuda_array_interface__")
+                and not isinstance(obj, _polygpu.DeviceArray) and not _has_buffer(obj)):
+            return self.from_dlpack(obj, dtype)
+        return super().asarray(obj, dtype)
 
     def from_dlpack(self, obj, dtype=None):
         """A new :class:`DeviceArray` holding a copy of ``obj``, any DLPack producer: on the CPU

@@ -167,3 +167,21 @@ def test_gpu_export_to_torch():
         assert b.tolist() == [float(i + 1) for i in range(8)]
     finally:
         rt.close()
+
+
+def test_asarray_takes_a_dlpack_only_producer(rt):
+    class Producer:  # no buffer protocol, no __cuda_array_interface__: DLPack only (as JAX)
+        def __init__(self, x):
+            self.x = x
+
+        def __dlpack__(self, **kw):
+            return self.x.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.x.__dlpack_device__()
+
+    host = np.arange(12, dtype=np.int32).reshape(3, 4)
+    a = rt.asarray(Producer(host))
+    assert a.shape == (3, 4) and a.dtype == "int32" and (a.to_numpy() == host).all()
+    b = pg.asarray(Producer(host))  # the default runtime
+    assert b.tolist() == host.tolist()
