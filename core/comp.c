@@ -188,6 +188,7 @@ static void finish(pg__runtime *rt, pg__comp *c) {
     if (c->timed) {
         rt->ops->timing_resolve(rt->b, &c->timing);
         pg__dag_record_timing(rt, c);
+        pg__profile_note(rt, c);
         rt->ops->timing_release(rt->b, &c->timing);
         c->timed = 0;
     }

@@ -25,6 +25,7 @@ typedef struct pg__comp pg__comp;
 typedef struct pg__stream pg__stream;
 typedef struct pg__graph pg__graph;
 typedef struct pg__plan pg__plan;
+typedef struct pg__profile_sample pg__profile_sample;
 
 /* Location index: 0 = host, d + 1 = device d. */
 #define PG__LOC(dev) ((dev) + 1)
@@ -276,6 +277,7 @@ typedef struct pg__options_resolved {
     double exploration_threshold;
     int log; /* 0 off, 1 info, 2 debug */
     char trace[1024];
+    char profile[1024]; /* record kernel durations to this timing profile ("": no) */
     char cache_dir[1024];
     int check_bounds;             /* check=bounds: guard pages around CPU device buffers */
     int elide_copies;             /* a limit study: copies between locations are skipped */
@@ -328,6 +330,9 @@ struct pg__runtime {
     /* the plan being captured from a replay (core/replay.c), NULL when none */
     pg__plan *cap;
     uint64_t cap_gens;
+    /* kernel durations for the timing profile (core/profile.c; option profile) */
+    pg__profile_sample *prof;
+    int nprof, capprof;
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -376,6 +381,11 @@ pg_status pg__plan_replay(pg__runtime *rt, pg__plan *p, const char *name, int *u
  * failed, a value lost). */
 int pg__plan_fit(pg__runtime *rt, const pg__plan *p);
 void pg__plan_free(pg__runtime *rt, pg__plan *p); /* waits for its last replay's work */
+
+/* ---- timing profile (core/profile.c): kernel c finished, timed: keep its duration; at close,
+ * append what was kept to the profile file (error: the file could not be written). */
+void pg__profile_note(pg__runtime *rt, const pg__comp *c);
+pg_status pg__profile_write(pg__runtime *rt);
 
 /* ---- options (core/options.c) */
 pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *out);

@@ -52,6 +52,8 @@ pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work 
     if (c->kind == PG__KERNEL)
         PG__PHASE_SHARED(PG__PH_MARK);
     if (st) {
+        if (c->timed) /* its timing events were made: they go with it */
+            rt->ops->timing_release(rt->b, &c->timing);
         c->timed = 0;
         /* Work on the stream with no event to track it: the device is no longer trusted. */
         if (enqueued)

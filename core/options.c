@@ -108,6 +108,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         str = &o->cache_dir;
     else if (!strcmp(name, "check"))
         str = &o->check;
+    else if (!strcmp(name, "profile"))
+        str = &o->profile;
     if (str) {
         const char *copy = pg__intern(value);
         if (!copy)
@@ -146,7 +148,7 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "unknown option '%s': expected devices, policy, stream_policy, "
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace, cache_dir, check, "
-                     "device_memory_limit or elide_copies",
+                     "device_memory_limit, elide_copies or profile",
                      name);
 }
 
@@ -191,10 +193,10 @@ static pg_status check_devices(const char *d) {
         d, PG_MAX_DEVICES);
 }
 
-/* The trace is written when the runtime is freed: a path that cannot be written must fail
- * now, not lose the whole trace at the end. Opened as the writer will (created if missing;
- * never truncated here), and removed again if this check created it. */
-static pg_status check_trace_path(const char *path) {
+/* The trace (and the timing profile) is written when the runtime is freed: a path that cannot
+ * be written must fail now, not lose it all at the end. Opened as the writer will (created if
+ * missing; never truncated here), and removed again if this check created it. */
+static pg_status check_output_path(const char *what, const char *path) {
     int created = 0;
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) {
@@ -203,9 +205,9 @@ static pg_status check_trace_path(const char *path) {
     }
     if (fd < 0)
         return pg__error(PG_ERROR_IO,
-                         "trace file %s cannot be written: %s (the trace goes there when the "
+                         "%s file %s cannot be written: %s (the %s goes there when the "
                          "runtime is closed: give a writable file path)",
-                         path, strerror(errno));
+                         what, path, strerror(errno), what);
     close(fd);
     if (created)
         unlink(path);
@@ -336,7 +338,11 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
                        pick(o->interconnect, "PG_INTERCONNECT", ""), "interconnect")))
         return st;
     if ((st = copy_str(r->trace, sizeof r->trace, pick(o->trace, "PG_TRACE", ""), "trace")) ||
-        (r->trace[0] && (st = check_trace_path(r->trace))))
+        (r->trace[0] && (st = check_output_path("trace", r->trace))))
+        return st;
+    if ((st = copy_str(r->profile, sizeof r->profile, pick(o->profile, "PG_PROFILE", ""),
+                       "profile")) ||
+        (r->profile[0] && (st = check_output_path("profile", r->profile))))
         return st;
 
     const char *ck = pick(o->check, "PG_CHECK", "off");

@@ -104,6 +104,11 @@ typedef struct pg_options {
      * infinite-bandwidth bound of a program. 0: off; -1 (what pg_options_init sets):
      * PG_ELIDE_COPIES, else off. */
     int elide_copies;
+    /* Path of a kernel timing profile to record: every kernel's measured duration on its
+     * device (GPU events, CPU clocks), with its launch shape and argument bytes, appended at
+     * pg_runtime_free as samples the simulated devices (devices="sim:...,profile=PATH") fit
+     * their duration models from. NULL: PG_PROFILE, else none. */
+    const char *profile;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX

@@ -9,7 +9,7 @@
 /* Open the backend that `devices` names; "auto" is CUDA if it opens, else one CPU device. */
 static pg_status open_backend(pg__runtime *rt) {
     const char *spec = rt->opt.devices;
-    int timing = rt->opt.trace[0] != 0;
+    int timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0;
     if (!strcmp(spec, "auto")) {
         pg_status st = pg__cuda_backend_open("", timing, &rt->ops, &rt->b, &rt->ndev);
         if (st == PG_OK)
@@ -53,6 +53,7 @@ static void destroy(pg__runtime *rt) {
         rt->ops->close(rt->b);
     }
     pg__records_free(rt->records);
+    pg__free(rt->prof);
     pg__comp_pool_free(rt);
     pg__free(rt->first_failure);
     for (int d = 0; d < PG_MAX_DEVICES; d++)
@@ -82,7 +83,8 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
                        PG_MAX_DEVICES);
     rt->epoch_ns = pg__now_ns();
-    rt->timing = rt->opt.trace[0] != 0 || (!st && !rt->ops->wants_timing_events);
+    rt->timing =
+        rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || (!st && !rt->ops->wants_timing_events);
     for (int d = 0; !st && d < rt->ndev; d++) {
         st = rt->ops->device_info(rt->b, d, &rt->dev[d].info);
         rt->dev[d].info.id = d;
@@ -107,8 +109,9 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     rt->stats.ndevices = rt->ndev;
     pg__log(rt, 1, "runtime: %d %s device(s), policy %s", rt->ndev, rt->ops->name, rt->policy.name);
     if (rt->opt.elide_copies)
-        pg__log(rt, 1, "elide_copies: every copy between locations is skipped: results are wrong "
-                       "(a limit study; timings only)");
+        pg__log(rt, 1,
+                "elide_copies: every copy between locations is skipped: results are wrong "
+                "(a limit study; timings only)");
     *out = (pg_runtime *)(uintptr_t)rt->handle;
     return PG_OK;
 }
@@ -174,6 +177,14 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
         return abandon(rt, st);
     if (!st && rt->opt.trace[0])
         st = pg__trace_write_file(rt, rt->opt.trace);
+    if (rt->opt.profile[0]) {
+        pthread_mutex_lock(&rt->mu);
+        pg__exec_sweep(rt, 1 << 30); /* the last kernels' durations */
+        pg_status pst = pg__profile_write(rt);
+        pthread_mutex_unlock(&rt->mu);
+        if (!st)
+            st = pst;
+    }
     pthread_mutex_lock(&rt->mu);
     while (rt->narrays) {
         pg__array *a = rt->arrays[rt->narrays - 1];

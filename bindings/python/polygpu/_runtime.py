@@ -50,6 +50,9 @@ class Runtime(_polygpu.Runtime):
     * ``elide_copies``: ``True`` for a limit study: every copy between locations is skipped,
       so values are WRONG and only timings mean something (the infinite-bandwidth bound);
       ``stats()["copies_elided"]`` counts them. Default ``PG_ELIDE_COPIES``, else off.
+    * ``profile``: path of a kernel timing profile to record: each kernel's measured duration,
+      launch shape and argument bytes, appended when the runtime is closed; simulated devices
+      (``devices="sim:MACHINE,profile=PATH"``) predict kernel times from it.
 
     Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:

@@ -327,7 +327,7 @@ def test_runtime_options(stubs, tmp_path):
     for arg in init.args.kwonlyargs:
         assert "``%s``" % arg.arg in pg.Runtime.__doc__, "help(Runtime) omits %s" % arg.arg
         values = literal_values(arg.annotation)
-        if arg.arg in ("trace", "cache_dir"):
+        if arg.arg in ("trace", "cache_dir", "profile"):
             values = [str(tmp_path / arg.arg)]
         elif not values:
             assert arg.arg in OPTION_SAMPLES, "a sample value for option %s" % arg.arg
