@@ -222,6 +222,10 @@ typedef struct pg_stats {
 } pg_stats;
 
 pg_status pg_runtime_stats(pg_runtime *rt, pg_stats *out);
+/* The runtime's clock: nanoseconds since it was created — real time, or on simulated devices
+ * (devices="sim:...") the simulated machine's virtual time, so a script timing itself between
+ * two readings (after a sync or a host read) measures what that machine would take. */
+pg_status pg_runtime_clock(pg_runtime *rt, uint64_t *ns);
 
 /* ---------------------------------------------------------------- arrays */
 

@@ -205,6 +205,18 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
     return st;
 }
 
+pg_status pg_runtime_clock(pg_runtime *h, uint64_t *ns) {
+    pg__error_clear();
+    if (!ns)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_clock: ns must not be NULL");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_clock");
+    if (!rt)
+        return PG_ERROR_STATE;
+    *ns = rt->ops->clock_ns ? rt->ops->clock_ns(rt->b) : pg__now_ns() - rt->epoch_ns;
+    pg__leave(rt);
+    return PG_OK;
+}
+
 pg_status pg_runtime_free(pg_runtime *h) {
     return close_runtime(h, UINT64_MAX);
 }

@@ -99,6 +99,10 @@ typedef struct pg__backend_ops {
     pg_status (*graph_launch)(pg__backend *b, pg__bstream *s, void *graph);
     void (*graph_free)(pg__backend *b, void *graph);
 
+    /* The clock a script's time is measured by, in ns since the backend opened, where it is not
+     * the host's real clock (simulated devices: virtual time). NULL: the real clock. */
+    uint64_t (*clock_ns)(pg__backend *b);
+
     /* After the operation's completion: make t->start_ns/end_ns final. */
     void (*timing_resolve)(pg__backend *b, pg__timing *t);
     /* Release what the backend put in t->priv (may be called before completion only at close). */

@@ -293,6 +293,18 @@ static PyObject *runtime_from_dlpack_cuda(PyObject *self, PyObject *obj) {
     return pgpy_from_dlpack_cuda(rt, obj);
 }
 
+static PyObject *runtime_clock(PyObject *self, PyObject *unused) {
+    (void)unused;
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    uint64_t ns = 0;
+    pg_status st = pg_runtime_clock(rt->h, &ns);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    return PyFloat_FromDouble((double)ns * 1e-9);
+}
+
 static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
     pgpy_runtime *rt = live(self);
     if (check_open(rt) < 0)
@@ -505,6 +517,11 @@ static PyMethodDef runtime_methods[] = {
      "const float *x, int n'. options: compiler\noptions as a string or a list of strings "
      "('-O3 -DN=4'). Raises CompileError (with\n.log), NotFoundError when `name` is not in the "
      "source, ArgumentError for a bad\nsignature."},
+    {"clock", runtime_clock, METH_NOARGS,
+     "clock()\n--\n\nSeconds since the runtime was created: real time, or on simulated devices "
+     "(devices=\"sim:...\")\nthe simulated machine's virtual time, so a script timing itself "
+     "between two readings\n(after a sync or a host read) measures what that machine would "
+     "take."},
     {"stats", runtime_stats, METH_NOARGS,
      "stats()\n--\n\nCounters as a dict: ndevices, computations, kernels, host_accesses, "
      "copies,\nbytes_moved, host_wait_ns, pending, evictions, bytes_evicted, writebacks,\n"
