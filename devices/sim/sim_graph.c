@@ -11,9 +11,9 @@
  * engines, empty nodes at once. A graph adds no device-side time per node of its own: the gap
  * between dependent graph nodes (~1 us) is in the kernels' durations, since a profile sample
  * less profile_us is the kernel's time as a node of a CUDA graph chain (measured on H200s,
- * benchmarks/results/...-sim-validation-2: seven CG kernels within 0.5 us; a chain of trivial
- * kernels ran at 0.96-1.16 us per node). Work enqueued on s after the launch starts once every
- * node has finished. Nodes may run on several GPUs.
+ * benchmarks/results/2026-11-26-h200x2-3e50c80-sim-validation-2: seven CG kernels within
+ * 0.5 us; a chain of trivial kernels ran at 0.96-1.16 us per node). Work enqueued on s after the
+ * launch starts once every node has finished. Nodes may run on several GPUs.
  *
  * Each node runs on an engine queue of the graph's own (one per chain of nodes, each after the
  * previous one of its chain), so launches of one graph run one after another, as launches of a

@@ -8,8 +8,8 @@
  *       copy engine of its GPU — one for copies into it, one for copies out of it (a copy
  *       between GPUs: the engine of the GPU whose stream issued it, else the source's) — which
  *       runs one copy at a time, in the order they became ready: two copies into one GPU run one
- *       after the other, not side by side (as measured on H200s, benchmarks/results/
- *       *-sim-validation-2);
+ *       after the other, not side by side (as measured on H200s: benchmarks/results/
+ *       2026-11-26-h200x2-3e50c80-sim-validation-2);
  *   copy within one location: 2 x bytes (read and write) over that memory's bandwidth;
  *   memset: bytes over the GPU's memory bandwidth;
  *   kernel: D = the profile's model for (kernel, device name) — a + b x, x the launch's argument
