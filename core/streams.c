@@ -63,7 +63,9 @@ int pg__stream_busy(pg__runtime *rt, pg__stream *s) {
         return 0;
     if (pg__comp_known_done(s->last) || rt->dev[s->device].info.kind == PG_DEVICE_CPU)
         return !pg__comp_done(rt, s->last); /* finishes it without a query, or asks cheaply */
-    uint64_t now = pg__now_ns();
+    /* The backend's clock where it has one: on simulated devices the window is virtual time,
+     * else the simulator's own speed would decide which streams look busy (and so placement). */
+    uint64_t now = rt->ops->clock_ns ? rt->ops->clock_ns(rt->b) : pg__now_ns();
     if (now - s->probed_ns < BUSY_PROBE_NS)
         return 1;
     s->probed_ns = now;
