@@ -50,12 +50,12 @@ void pg__sim_host_spends(pg__backend *b, double us) {
         pg__sim_advance_to(b->eng, pg__sim_now(b->eng) + us * 1e3);
 }
 
-pg__sim_op *pg__sim_submit(pg__backend *b, pg__bstream *s, double delay, double work,
-                           const int *res, int nres, pg__sim_op *const *deps, int ndeps) {
+pg__sim_op *pg__sim_submit(pg__backend *b, pg__bstream *s, const pg__sim_work *w,
+                           pg__sim_op *const *deps, int ndeps) {
     uint64_t seq;
     if (b->frozen && pg__sim_obs_enqueue(&b->obs, s->slot, &s->vc, &seq))
         return NULL;
-    return pg__sim_enqueue(b->eng, s->q, delay, work, res, nres, deps, ndeps);
+    return pg__sim_enqueue(b->eng, s->q, w, deps, ndeps);
 }
 
 void pg__sim_timing_attach(pg__timing *t, pg__sim_op *op) {
@@ -270,7 +270,7 @@ static pg_status sim_stream_wait(pg__backend *b, pg__bstream *s, pg__bevent *e) 
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a stream wait");
     if (!st && e->op && !pg__sim_op_done(e->op)) {
         /* A marker: nothing to do, but nothing after it on s starts before e's work ends. */
-        pg__sim_op *m = pg__sim_submit(b, s, 0, 0, NULL, 0, &e->op, 1);
+        pg__sim_op *m = pg__sim_submit(b, s, NULL, &e->op, 1);
         if (!m)
             st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a stream wait");
         pg__sim_op_unref(m);
@@ -336,6 +336,9 @@ static const pg__backend_ops sim_ops = {
     .kernel_function = pg__sim_kernel_function,
     .kernel_free = pg__sim_kernel_free,
     .launch = pg__sim_launch,
+    .graph_build = pg__sim_graph_build,
+    .graph_launch = pg__sim_graph_launch,
+    .graph_free = pg__sim_graph_free,
     .timing_resolve = sim_timing_resolve,
     .timing_release = sim_timing_release,
     .wants_timing_events = 0, /* virtual times cost nothing */
@@ -344,18 +347,21 @@ static const pg__backend_ops sim_ops = {
 
 static pg_status make_engine(pg__backend *b) {
     const pg__sim_topo *t = b->topo;
-    int nres = t->nlinks + 2 * t->ngpu + 1;
+    int nres = pg__sim_nres(b);
     double *cap = pg__calloc((size_t)nres, sizeof *cap);
     if (!cap)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory opening sim devices");
     for (int i = 0; i < t->nlinks; i++)
         cap[pg__sim_res_link(i)] = t->link[i].gbps; /* GB/s = bytes per ns */
+    for (int i = 0; i < t->nduplex; i++)
+        cap[pg__sim_res_duplex(b, i)] = t->duplex_gbps[i];
     for (int d = 0; d < t->ngpu; d++) {
-        cap[pg__sim_res_compute(b, d)] = 1.0; /* a kernel's work is its ns alone */
+        cap[pg__sim_res_compute(b, d)] = 1.0; /* the whole GPU; a kernel uses its share */
         cap[pg__sim_res_memory(b, d)] = t->gpu[d].mem_gbps;
     }
     cap[pg__sim_res_host(b)] = t->host_mem_gbps;
-    b->eng = pg__sim_engine_new(nres, cap);
+    cap[pg__sim_res_dma(b)] = t->host_dma_gbps > 0 ? t->host_dma_gbps : 1e300; /* unused if 0 */
+    b->eng = pg__sim_engine_new(nres, cap, 2 * t->ngpu);
     pg__free(cap);
     return b->eng ? PG_OK
                   : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory opening sim devices");
@@ -369,7 +375,8 @@ static pg_status open_parts(pg__backend *b, const char *spec) {
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory opening sim devices");
     if ((st = pg__sim_topo_load(b->spec.topo, b->topo)))
         return st;
-    if (b->spec.profile[0] && (st = pg__sim_profile_load(b->spec.profile, &b->profile)))
+    if (b->spec.profile[0] &&
+        (st = pg__sim_profile_load(b->spec.profile, b->topo->profile_us * 1e3, &b->profile)))
         return pg__error_wrap(st, "sim: reading the timing profile (profile=, PG_SIM_PROFILE)");
     if ((st = make_engine(b)))
         return st;

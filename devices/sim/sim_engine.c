@@ -1,11 +1,13 @@
-/* sim_engine.c: queues, resources and the clock of the simulated devices (rules in
+/* sim_engine.c: queues, resources, engines and the clock of the simulated devices (rules in
  * sim_engine.h). A small discrete-event loop: the next event is the earliest end of a latency or
- * of a transfer at the current rates; at each event operations end, waiting ones start, and the
- * rates of everything running are recomputed. */
+ * of a transfer at the current rates, or the not-before time of a waiting operation; at each
+ * event operations end, waiting ones start (those waiting for an engine in the order they became
+ * ready), and the rates of everything running are recomputed. */
 #include "devices/sim/sim_engine.h"
 #include "base/alloc.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 enum { WAITING, DELAY, FLOW, DONE };
@@ -19,7 +21,12 @@ struct pg__sim_op {
     double work;      /* units left (FLOW) */
     double rate;      /* units per ns, from the last recompute */
     double proj_end;  /* when it ends at that rate */
+    double max_rate;  /* 0: none */
+    double not_before;
+    uint64_t ready_seq; /* when it first could have started but for an engine (0: not yet) */
     int nres, res[PG__SIM_OP_RES];
+    double use[PG__SIM_OP_RES];
+    int nengines, engine[PG__SIM_OP_ENGINES];
     int ndeps;
     pg__sim_op **deps; /* references, dropped when it starts */
     pg__sim_op *next;  /* in its queue while unfinished */
@@ -40,7 +47,11 @@ struct pg__sim_engine {
     double now;
     int nres;
     double *cap, *left; /* capacities; scratch of recompute */
+    double *wsum;       /* scratch of recompute: weights of the unfixed users */
     int *users;         /* scratch of recompute */
+    int nengines;
+    pg__sim_op **held; /* per engine: the operation holding it, or NULL */
+    uint64_t ready_counter;
     pg__sim_queue **queues;
     int nqueues, qcap;
     pg__sim_op **running; /* in DELAY or FLOW, in the order they started (no references) */
@@ -65,16 +76,19 @@ static int grow(void **arr, int *cap, int need, size_t elem) {
     return 0;
 }
 
-pg__sim_engine *pg__sim_engine_new(int nres, const double *capacity) {
+pg__sim_engine *pg__sim_engine_new(int nres, const double *capacity, int nengines) {
     pg__sim_engine *e = pg__calloc(1, sizeof *e);
     if (!e)
         return NULL;
     e->nres = nres;
+    e->nengines = nengines > 0 ? nengines : 0;
     size_t n = nres > 0 ? (size_t)nres : 1;
     e->cap = pg__calloc(n, sizeof *e->cap);
     e->left = pg__calloc(n, sizeof *e->left);
+    e->wsum = pg__calloc(n, sizeof *e->wsum);
     e->users = pg__calloc(n, sizeof *e->users);
-    if (!e->cap || !e->left || !e->users) {
+    e->held = pg__calloc(e->nengines ? (size_t)e->nengines : 1, sizeof *e->held);
+    if (!e->cap || !e->left || !e->wsum || !e->users || !e->held) {
         pg__sim_engine_free(e);
         return NULL;
     }
@@ -99,7 +113,9 @@ void pg__sim_engine_free(pg__sim_engine *e) {
     pg__free(e->running);
     pg__free(e->cap);
     pg__free(e->left);
+    pg__free(e->wsum);
     pg__free(e->users);
+    pg__free(e->held);
     pg__free(e);
 }
 
@@ -172,9 +188,16 @@ static void running_add(pg__sim_engine *e, pg__sim_op *op) {
     e->running[e->nrunning++] = op;
 }
 
+static void release_engines(pg__sim_engine *e, pg__sim_op *op) {
+    for (int k = 0; k < op->nengines; k++)
+        if (e->held[op->engine[k]] == op)
+            e->held[op->engine[k]] = NULL;
+}
+
 /* op (its queue's head) ends now: off the queue, whose reference goes. */
 static void complete(pg__sim_engine *e, pg__sim_op *op) {
     running_remove(e, op);
+    release_engines(e, op);
     op->state = DONE;
     op->end = e->now;
     pg__sim_queue *q = op->q;
@@ -200,6 +223,8 @@ static void begin_flow(pg__sim_engine *e, pg__sim_op *op) {
 
 static void start(pg__sim_engine *e, pg__sim_op *op) {
     drop_deps(op); /* all done: nothing more to learn from them */
+    for (int k = 0; k < op->nengines; k++)
+        e->held[op->engine[k]] = op;
     op->start = e->now;
     if (op->delay > 0) {
         op->state = DELAY;
@@ -217,30 +242,47 @@ static int deps_done(const pg__sim_op *op) {
     return 1;
 }
 
-/* Start every queue head that may start; an operation that ends at once may free the next. */
+static double eps_at(double now) {
+    return 1e-12 * fabs(now) + 1e-6; /* well below a nanosecond */
+}
+
+static int engines_free(const pg__sim_engine *e, const pg__sim_op *op) {
+    for (int k = 0; k < op->nengines; k++)
+        if (e->held[op->engine[k]])
+            return 0;
+    return 1;
+}
+
+/* Start every queue head that may start, one at a time: among the heads whose dependencies are
+ * done and whose not-before time has come, the one that became ready first (engines are served
+ * in that order); an operation that ends at once may free the next of its queue. */
 static void start_ready(pg__sim_engine *e) {
-    int changed = 1;
-    while (changed) {
-        changed = 0;
+    double eps = eps_at(e->now);
+    for (;;) {
+        pg__sim_op *best = NULL;
         for (int i = 0; i < e->nqueues; i++) {
-            pg__sim_queue *q = e->queues[i];
-            while (q->head && q->head->state == WAITING && deps_done(q->head)) {
-                pg__sim_op *h = q->head;
-                start(e, h);
-                changed = 1;
-                if (q->head == h)
-                    break; /* it runs */
-            }
+            pg__sim_op *h = e->queues[i]->head;
+            if (!h || h->state != WAITING || h->not_before > e->now + eps || !deps_done(h))
+                continue;
+            if (!h->ready_seq)
+                h->ready_seq = ++e->ready_counter;
+            if (engines_free(e, h) && (!best || h->ready_seq < best->ready_seq))
+                best = h;
         }
+        if (!best)
+            return;
+        start(e, best);
     }
 }
 
-/* Max-min fair rates by progressive filling: the resource whose capacity left, split equally
- * among the transfers still unfixed on it, is smallest fixes those transfers at that share;
- * repeat. */
+/* Max-min fair rates by weighted progressive filling: the level (a rate) at which the capacity
+ * left of a resource is used up by the operations still unfixed on it, each taking use * level,
+ * is smallest for the bottleneck resource, whose unfixed operations are fixed at that level
+ * (or an operation's own max_rate, when lower); repeat. */
 static void recompute(pg__sim_engine *e) {
     for (int r = 0; r < e->nres; r++) {
         e->left[r] = e->cap[r];
+        e->wsum[r] = 0;
         e->users[r] = 0;
     }
     int unfixed = 0;
@@ -250,37 +292,47 @@ static void recompute(pg__sim_engine *e) {
             continue;
         f->frozen = 0;
         unfixed++;
-        for (int k = 0; k < f->nres; k++)
+        for (int k = 0; k < f->nres; k++) {
             e->users[f->res[k]]++;
+            e->wsum[f->res[k]] += f->use[k];
+        }
     }
     while (unfixed > 0) {
         int best = -1;
-        double share = INFINITY;
+        double level = INFINITY;
         for (int r = 0; r < e->nres; r++) {
-            if (e->users[r] > 0 && e->left[r] / e->users[r] < share) {
-                share = e->left[r] / e->users[r];
+            if (e->users[r] > 0 && e->wsum[r] > 0 && e->left[r] / e->wsum[r] < level) {
+                level = e->left[r] / e->wsum[r];
                 best = r;
             }
         }
-        if (best < 0)
-            break;
+        for (int i = 0; i < e->nrunning; i++) {
+            const pg__sim_op *f = e->running[i];
+            if (f->state == FLOW && !f->frozen && f->max_rate > 0 && f->max_rate < level) {
+                level = f->max_rate;
+                best = -1;
+            }
+        }
+        if (level == INFINITY)
+            break; /* not reached: every operation that works has a resource or a limit */
         /* Rounding may leave a hair below zero: never a rate that stops a transfer. */
-        if (share < e->cap[best] * 1e-12)
-            share = e->cap[best] * 1e-12;
+        if (best >= 0 && level < e->cap[best] * 1e-12 / e->wsum[best])
+            level = e->cap[best] * 1e-12 / e->wsum[best];
         for (int i = 0; i < e->nrunning; i++) {
             pg__sim_op *f = e->running[i];
             if (f->state != FLOW || f->frozen)
                 continue;
-            int uses = 0;
-            for (int k = 0; k < f->nres && !uses; k++)
-                uses = f->res[k] == best;
-            if (!uses)
+            int fix = best < 0 && f->max_rate > 0 && f->max_rate <= level;
+            for (int k = 0; k < f->nres && !fix; k++)
+                fix = f->res[k] == best;
+            if (!fix)
                 continue;
-            f->rate = share;
+            f->rate = level;
             f->frozen = 1;
             unfixed--;
             for (int k = 0; k < f->nres; k++) {
-                e->left[f->res[k]] -= share;
+                e->left[f->res[k]] -= f->use[k] * level;
+                e->wsum[f->res[k]] -= f->use[k];
                 e->users[f->res[k]]--;
             }
         }
@@ -298,6 +350,12 @@ static double next_event(const pg__sim_engine *e) {
         const pg__sim_op *r = e->running[i];
         double x = r->state == DELAY ? r->delay_end : r->proj_end;
         t = x < t ? x : t;
+    }
+    /* A head held back by its not-before time starts then (if nothing else holds it). */
+    for (int i = 0; i < e->nqueues; i++) {
+        const pg__sim_op *h = e->queues[i]->head;
+        if (h && h->state == WAITING && h->not_before > e->now && h->not_before < t && deps_done(h))
+            t = h->not_before;
     }
     return t;
 }
@@ -319,7 +377,7 @@ static void progress(pg__sim_engine *e, double t) {
 
 /* What is due at the clock's time happens: latencies end, transfers end, waiting work starts. */
 static void transitions(pg__sim_engine *e) {
-    double eps = 1e-12 * fabs(e->now) + 1e-6; /* well below a nanosecond */
+    double eps = eps_at(e->now);
     for (;;) {
         pg__sim_op *due = NULL;
         for (int i = 0; i < e->nrunning && !due; i++) {
@@ -394,6 +452,7 @@ void pg__sim_queue_free(pg__sim_engine *e, pg__sim_queue *q) {
         q->head = op->next;
         if (op->state == DELAY || op->state == FLOW) {
             running_remove(e, op);
+            release_engines(e, op);
             had_running = 1;
         }
         op->next = NULL;
@@ -403,18 +462,22 @@ void pg__sim_queue_free(pg__sim_engine *e, pg__sim_queue *q) {
     }
     pg__sim_op_unref(q->last);
     pg__free(q);
-    if (had_running)
+    if (had_running) {
+        start_ready(e); /* an engine it held may serve another */
         recompute(e);
+    }
 }
 
 pg__sim_op *pg__sim_queue_last(const pg__sim_queue *q) {
     return q->last;
 }
 
-pg__sim_op *pg__sim_enqueue(pg__sim_engine *e, pg__sim_queue *q, double delay, double work,
-                            const int *res, int nres, pg__sim_op *const *deps, int ndeps) {
-    if (nres > PG__SIM_OP_RES)
-        nres = PG__SIM_OP_RES; /* the topology reader refuses longer routes */
+pg__sim_op *pg__sim_enqueue(pg__sim_engine *e, pg__sim_queue *q, const pg__sim_work *w,
+                            pg__sim_op *const *deps, int ndeps) {
+    static const pg__sim_work marker;
+    if (!w)
+        w = &marker;
+    int nres = w->nres < PG__SIM_OP_RES ? w->nres : PG__SIM_OP_RES;
     /* Room to run it: every unfinished operation may be running at once at worst. */
     if (grow((void **)&e->running, &e->rcap, e->nunfinished + 1, sizeof e->running[0]))
         return NULL;
@@ -441,11 +504,18 @@ pg__sim_op *pg__sim_enqueue(pg__sim_engine *e, pg__sim_queue *q, double delay, d
         e->live->lprev = op;
     e->live = op;
     op->state = WAITING;
-    op->delay = delay > 0 ? delay : 0;
-    op->work = work > 0 ? work : 0;
+    op->delay = w->delay > 0 ? w->delay : 0;
+    op->work = w->work > 0 ? w->work : 0;
+    op->max_rate = w->max_rate > 0 ? w->max_rate : 0;
+    op->not_before = w->not_before;
     op->nres = nres;
-    for (int i = 0; i < nres; i++)
-        op->res[i] = res[i];
+    for (int i = 0; i < nres; i++) {
+        op->res[i] = w->res[i];
+        op->use[i] = w->use[i] > 0 ? w->use[i] : 1.0;
+    }
+    for (int i = 0; i < w->nengines && i < PG__SIM_OP_ENGINES; i++)
+        if (w->engine[i] >= 0 && w->engine[i] < e->nengines)
+            op->engine[op->nengines++] = w->engine[i];
     op->q = q;
     e->nunfinished++;
     if (q->tail)
@@ -456,7 +526,7 @@ pg__sim_op *pg__sim_enqueue(pg__sim_engine *e, pg__sim_queue *q, double delay, d
     pg__sim_op_unref(q->last);
     q->last = op;
     if (q->head == op && deps_done(op)) {
-        start(e, op);
+        start_ready(e);
         recompute(e);
     }
     return op;

@@ -12,9 +12,12 @@
  * KERNEL is the name given to pg_kernel_new (a C++ name expression such as "axpy<float>" too);
  * DEVICE is a device name as pg_device_info reports it ("NVIDIA H200"), or * for any device.
  * A field holding a comma or a quote is "quoted", a quote inside doubled. Samples of one
- * (KERNEL, DEVICE) are fitted by least squares as a + b * x for x = bytes and x = threads, and
- * the one with the smaller squared error kept (bytes on a tie; a negative slope becomes a flat
- * mean). A model line replaces the fit of the same pair. */
+ * (KERNEL, DEVICE) are fitted by least squares as a + b * x for x = bytes and x = threads (each
+ * sample taken at the median of those with its x), and the one with the smaller squared error
+ * kept (bytes on a tie; a negative slope becomes a flat mean), after the loader's offset is
+ * taken off each sample (what the recording measured beyond the kernel: see
+ * pg__sim_profile_load). A model line replaces the fit of the same pair
+ * and is taken as written. */
 #include "devices/sim/sim_profile.h"
 #include "base/alloc.h"
 #include "base/error.h"
@@ -24,9 +27,14 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* A sample's duration after its recording's offset is taken off, at least (the shortest kernel
+ * time seen as a node of a CUDA graph chain on H200s is ~0.9 us). */
+#define MIN_SAMPLE_NS 500.0
 
 /* Recording appends forever: large, but not unbounded. */
 #define MAX_FILE ((size_t)256 << 20)
@@ -127,41 +135,74 @@ static double xof(const sample *s, pg__sim_x x) {
     return x == PG__SIM_X_BYTES ? s->bytes : s->threads;
 }
 
-/* Least squares a + b x over the samples (two passes: sizes reach 1e10, their squares would
- * swamp the residuals); *sse its squared error. */
-static pg__sim_model fit(const entry *e, pg__sim_x x, double *sse) {
-    double mx = 0, my = 0;
-    for (int i = 0; i < e->ns; i++) {
-        mx += xof(&e->s[i], x);
-        my += e->s[i].ns;
+typedef struct point {
+    double x, ns;
+} point;
+
+static int by_x_then_ns(const void *pa, const void *pb) {
+    const point *a = pa, *b = pb;
+    if (a->x != b->x)
+        return a->x < b->x ? -1 : 1;
+    return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
+
+/* Least squares a + b x over the samples, each taken at the median of the samples with its x
+ * (timings have a long tail — a clock ramp, an interrupt — and the median is what the kernel
+ * typically takes); two passes: sizes reach 1e10, their squares would swamp the residuals. *sse:
+ * the squared error over the samples themselves. p: scratch of e->ns points. */
+static pg__sim_model fit(const entry *e, pg__sim_x x, point *p, double *sse) {
+    int n = e->ns;
+    for (int i = 0; i < n; i++)
+        p[i] = (point){xof(&e->s[i], x), e->s[i].ns};
+    qsort(p, (size_t)n, sizeof *p, by_x_then_ns);
+    for (int i = 0; i < n;) { /* each run of equal x: its median */
+        int j = i;
+        while (j < n && p[j].x == p[i].x)
+            j++;
+        double med = (j - i) % 2 ? p[i + (j - i) / 2].ns
+                                 : (p[i + (j - i) / 2 - 1].ns + p[i + (j - i) / 2].ns) / 2;
+        for (int k = i; k < j; k++)
+            p[k].ns = med;
+        i = j;
     }
-    mx /= e->ns;
-    my /= e->ns;
+    double mx = 0, my = 0;
+    for (int i = 0; i < n; i++) {
+        mx += p[i].x;
+        my += p[i].ns;
+    }
+    mx /= n;
+    my /= n;
     double sxx = 0, sxy = 0;
-    for (int i = 0; i < e->ns; i++) {
-        double dx = xof(&e->s[i], x) - mx;
+    for (int i = 0; i < n; i++) {
+        double dx = p[i].x - mx;
         sxx += dx * dx;
-        sxy += dx * (e->s[i].ns - my);
+        sxy += dx * (p[i].ns - my);
     }
     double b = sxx > 0 ? sxy / sxx : 0;
     if (b < 0)
         b = 0; /* longer for less work is noise: a flat mean */
     pg__sim_model m = {x, my - b * mx, b};
     *sse = 0;
-    for (int i = 0; i < e->ns; i++) {
+    for (int i = 0; i < n; i++) {
         double r = e->s[i].ns - (m.a_ns + m.b_ns * xof(&e->s[i], x));
         *sse += r * r;
     }
     return m;
 }
 
-static void fit_entry(entry *e) {
+/* -1: out of memory. */
+static int fit_entry(entry *e) {
     if (e->explicit_model || !e->ns)
-        return;
+        return 0;
+    point *p = pg__malloc((size_t)e->ns * sizeof *p);
+    if (!p)
+        return -1;
     double eb, et;
-    pg__sim_model mb = fit(e, PG__SIM_X_BYTES, &eb);
-    pg__sim_model mt = fit(e, PG__SIM_X_THREADS, &et);
+    pg__sim_model mb = fit(e, PG__SIM_X_BYTES, p, &eb);
+    pg__sim_model mt = fit(e, PG__SIM_X_THREADS, p, &et);
     e->model = et < eb ? mt : mb;
+    pg__free(p);
+    return 0;
 }
 
 /* One line's fields into p; 0, or -1 with why. */
@@ -238,7 +279,7 @@ static int parse_line(pg__sim_profile *p, char **f, int n, char *why, size_t cap
     return -1;
 }
 
-pg_status pg__sim_profile_load(const char *path, pg__sim_profile **out) {
+pg_status pg__sim_profile_load(const char *path, double sample_offset_ns, pg__sim_profile **out) {
     char *text;
     size_t len;
     pg_status st = pg__sim_read_file(path, "sim profile", MAX_FILE, &text, &len);
@@ -274,8 +315,18 @@ pg_status pg__sim_profile_load(const char *path, pg__sim_profile **out) {
         pg__sim_profile_free(p);
         return st;
     }
+    /* Each sample less what the recording added beyond the kernel: never below the smaller of
+     * itself and MIN_SAMPLE_NS. */
     for (int i = 0; i < p->n; i++)
-        fit_entry(&p->e[i]);
+        for (int j = 0; j < p->e[i].ns && sample_offset_ns > 0; j++) {
+            double *ns = &p->e[i].s[j].ns, floor = *ns < MIN_SAMPLE_NS ? *ns : MIN_SAMPLE_NS;
+            *ns = *ns - sample_offset_ns > floor ? *ns - sample_offset_ns : floor;
+        }
+    for (int i = 0; i < p->n; i++)
+        if (fit_entry(&p->e[i])) {
+            pg__sim_profile_free(p);
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory fitting %s", path);
+        }
     *out = p;
     return PG_OK;
 }

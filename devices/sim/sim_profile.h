@@ -22,8 +22,11 @@ typedef struct pg__sim_model {
 
 /* Read a profile: model lines as written, sample lines fitted per (kernel, device) by least
  * squares on whichever x fits them better; a model line wins over samples of the same pair.
- * Errors name the file and line. */
-pg_status pg__sim_profile_load(const char *path, pg__sim_profile **out);
+ * sample_offset_ns is taken off each sample first (never below the smaller of the sample and
+ * 0.5 us): what a recorded sample holds beyond the kernel's own time. polygpu records from an
+ * event before the launch call to one after it, on an idle stream, so a sample also holds the
+ * launch's host and device latency (the topology's profile_us). Errors name the file and line. */
+pg_status pg__sim_profile_load(const char *path, double sample_offset_ns, pg__sim_profile **out);
 void pg__sim_profile_free(pg__sim_profile *p); /* NULL is fine */
 /* The model of `kernel` on a device named `device`: that name's, else the "*" entry's; NULL if
  * neither exists. Valid until the profile is freed. */

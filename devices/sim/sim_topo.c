@@ -4,19 +4,31 @@
  * (sources of the figures go there). Statements:
  *
  *   name NAME                         the machine's name (log lines, the matrix file's name)
- *   host [memory_gbps=N] [launch_us=N] [copy_us=N]
- *                                     host memory bandwidth (host-to-host copies; default 20) and
- *                                     the host time one kernel launch / one copy call costs (the
- *                                     driver's share, added to the virtual clock; default 0)
+ *   host [memory_gbps=N] [dma_gbps=N] [launch_us=N] [copy_us=N] [launch_latency_us=N]
+ *        [profile_us=N] [graph_us=N] [graph_node_ns=N]
+ *                                     host memory bandwidth (host-to-host copies; default 20);
+ *                                     what all copies between host memory and GPUs move at most
+ *                                     together, both directions (default: no such limit); the
+ *                                     host time one kernel launch / one copy call costs (the
+ *                                     driver's share, added to the virtual clock; default 0);
+ *                                     the device side of a launch, from the call's return to the
+ *                                     kernel's start on an idle GPU (default 2.6); what a
+ *                                     recorded profile sample holds beyond the kernel's own time
+ *                                     (default 5.5, subtracted from samples); the host time of
+ *                                     a graph launch, fixed and per node (defaults 2.5, 1)
  *   gpu_type ID name="..." memory=BYTES cc=MAJOR.MINOR sms=N memory_gbps=N
- *            [kernel_us=N] [max_threads=N] [max_block=X,Y,Z] [max_grid=X,Y,Z] [max_shared=BYTES]
+ *            [kernel_us=N] [sm_threads=N] [max_threads=N] [max_block=X,Y,Z] [max_grid=X,Y,Z]
+ *            [max_shared=BYTES]
  *                                     a kind of GPU: what pg_device_info reports, its memory
- *                                     bandwidth and the fixed time of a kernel the profile does
- *                                     not know (default 2 us). Limits default to CUDA's usual
+ *                                     bandwidth, the fixed time of a kernel the profile does
+ *                                     not know (default 2 us) and the threads a multiprocessor
+ *                                     holds (default 2048). Limits default to CUDA's usual
  *                                     (1024; 1024,1024,64; 2147483647,65535,65535; 48K).
  *   gpus COUNT ID                     COUNT more GPUs of that type: gpu0, gpu1, ... in order
  *   switch NAME...                    nodes that forward (NVSwitch, PCIe switch, CPU socket)
- *   link A B GBPS LATENCY_US          a link both ways, GBPS each way (GB/s = bytes per ns)
+ *   link A B GBPS LATENCY_US [duplex=GBPS]
+ *                                     a link both ways, GBPS each way (GB/s = bytes per ns);
+ *                                     duplex: what both directions move at most together
  *   dlink A B GBPS LATENCY_US         a link from A to B only
  *
  * A and B are host, gpuN or a switch. Byte counts take K, M, G, T (binary) suffixes. A copy
@@ -100,8 +112,26 @@ static int parse_host(parser *p, char **w, int n) {
         } else if (!strcmp(k, "copy_us")) {
             if (non_negative(p, k, v, &p->t->copy_api_us))
                 return -1;
+        } else if (!strcmp(k, "dma_gbps")) {
+            if (positive(p, k, v, &p->t->host_dma_gbps))
+                return -1;
+        } else if (!strcmp(k, "launch_latency_us")) {
+            if (non_negative(p, k, v, &p->t->launch_latency_us))
+                return -1;
+        } else if (!strcmp(k, "profile_us")) {
+            if (non_negative(p, k, v, &p->t->profile_us))
+                return -1;
+        } else if (!strcmp(k, "graph_us")) {
+            if (non_negative(p, k, v, &p->t->graph_api_us))
+                return -1;
+        } else if (!strcmp(k, "graph_node_ns")) {
+            if (non_negative(p, k, v, &p->t->graph_node_ns))
+                return -1;
         } else {
-            return FAIL(p, "unknown host key '%s' (memory_gbps, launch_us, copy_us)", k);
+            return FAIL(p,
+                        "unknown host key '%s' (memory_gbps, dma_gbps, launch_us, copy_us, "
+                        "launch_latency_us, profile_us, graph_us, graph_node_ns)",
+                        k);
         }
     }
     return 0;
@@ -141,6 +171,9 @@ static int gpu_key(parser *p, pg__sim_gpu *g, char *k, char *v, unsigned *seen) 
     } else if (!strcmp(k, "kernel_us")) {
         if (non_negative(p, k, v, &g->kernel_us))
             return -1;
+    } else if (!strcmp(k, "sm_threads")) {
+        if (positive(p, k, v, &g->sm_threads) || g->sm_threads != (int)g->sm_threads)
+            return FAIL(p, "sm_threads=%s is not a positive whole number", v);
     } else if (!strcmp(k, "max_threads")) {
         if (positive(p, k, v, &x) || x != (uint32_t)x)
             return FAIL(p, "max_threads=%s is not a positive whole number", v);
@@ -156,7 +189,7 @@ static int gpu_key(parser *p, pg__sim_gpu *g, char *k, char *v, unsigned *seen) 
     } else {
         return FAIL(p,
                     "unknown gpu_type key '%s' (name, memory, cc, sms, memory_gbps, kernel_us, "
-                    "max_threads, max_block, max_grid, max_shared)",
+                    "sm_threads, max_threads, max_block, max_grid, max_shared)",
                     k);
     }
     return 0;
@@ -182,6 +215,7 @@ static int parse_gpu_type(parser *p, char **w, int n) {
     g->info.max_grid = (pg_dim3){2147483647u, 65535, 65535};
     g->info.max_shared_memory_per_block = 48 << 10;
     g->kernel_us = 2.0;
+    g->sm_threads = 2048;
     unsigned seen = 0;
     for (int i = 2; i < n; i++) {
         char *k, *v;
@@ -264,17 +298,30 @@ static int parse_switch(parser *p, char **w, int n) {
     return 0;
 }
 
-static int add_link(parser *p, int a, int b, double gbps, double lat) {
+static int add_link(parser *p, int a, int b, double gbps, double lat, int duplex) {
     pg__sim_topo *t = p->t;
     if (t->nlinks == PG__SIM_MAX_LINKS)
         return FAIL(p, "more than %d links", PG__SIM_MAX_LINKS);
-    t->link[t->nlinks++] = (pg__sim_link){a, b, gbps, lat};
+    t->link[t->nlinks++] = (pg__sim_link){a, b, gbps, lat, duplex};
     return 0;
 }
 
 static int parse_link(parser *p, char **w, int n, int both) {
+    int duplex = -1;
+    if (p->t->nlinks + 1 + both > PG__SIM_MAX_LINKS)
+        return FAIL(p, "more than %d links", PG__SIM_MAX_LINKS);
+    if (both && n == 6) {
+        double x;
+        if (strncmp(w[5], "duplex=", 7))
+            return FAIL(p, "'%s' is not duplex=GBPS", w[5]);
+        if (positive(p, "duplex", w[5] + 7, &x))
+            return -1;
+        duplex = p->t->nduplex;
+        p->t->duplex_gbps[p->t->nduplex++] = x; /* fits: one per two links */
+        n = 5;
+    }
     if (n != 5)
-        return FAIL(p, "expected: %s A B GBPS LATENCY_US", w[0]);
+        return FAIL(p, "expected: %s A B GBPS LATENCY_US%s", w[0], both ? " [duplex=GBPS]" : "");
     int a = node_of(p->t, w[1]), b = node_of(p->t, w[2]);
     if (a < 0 || b < 0)
         return FAIL(p, "unknown node '%s' (host, gpu0..gpu%d, or a switch declared above)",
@@ -284,9 +331,9 @@ static int parse_link(parser *p, char **w, int n, int both) {
     double gbps, lat;
     if (positive(p, "bandwidth", w[3], &gbps) || non_negative(p, "latency", w[4], &lat))
         return -1;
-    if (add_link(p, a, b, gbps, lat))
+    if (add_link(p, a, b, gbps, lat, duplex))
         return -1;
-    return both ? add_link(p, b, a, gbps, lat) : 0;
+    return both ? add_link(p, b, a, gbps, lat, duplex) : 0;
 }
 
 static int statement(parser *p, char **w, int n) {
@@ -319,6 +366,10 @@ pg_status pg__sim_topo_load(const char *path, pg__sim_topo *t) {
     memset(t, 0, sizeof *t);
     t->hash = pg__kcache_hash(text, len);
     t->host_mem_gbps = 20.0;
+    t->launch_latency_us = 2.6;
+    t->profile_us = 5.5;
+    t->graph_api_us = 2.5;
+    t->graph_node_ns = 1.0;
     parser *p = pg__calloc(1, sizeof *p);
     if (!p) {
         pg__free(text);

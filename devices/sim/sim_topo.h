@@ -19,14 +19,16 @@
 
 typedef struct pg__sim_gpu {
     pg_device_info info; /* as pg_runtime_devices reports it (kind PG_DEVICE_CUDA) */
-    double mem_gbps;     /* device memory bandwidth: default kernel times, memsets, local copies */
+    double mem_gbps;     /* device memory bandwidth: kernels, memsets, local copies */
     double kernel_us;    /* a kernel's fixed time when the profile has no entry for it */
+    double sm_threads; /* threads one multiprocessor holds at once (a kernel's share of the GPU) */
 } pg__sim_gpu;
 
 typedef struct pg__sim_link {
     int from, to; /* nodes */
     double gbps;  /* GB/s, this direction (1 GB/s = 1 byte/ns) */
     double lat_us;
+    int duplex; /* index in duplex_gbps of the limit both directions share, or -1 */
 } pg__sim_link;
 
 typedef struct pg__sim_route {
@@ -46,8 +48,14 @@ typedef struct pg__sim_topo {
     int nlinks;
     pg__sim_link link[PG__SIM_MAX_LINKS];
     pg__sim_route route[PG__NLOC][PG__NLOC]; /* [src location][dst location] */
-    double host_mem_gbps;                    /* host-to-host copies */
-    double launch_api_us, copy_api_us;       /* host time a launch / a copy call costs */
+    int nduplex;
+    double duplex_gbps[PG__SIM_MAX_LINKS / 2]; /* both directions of a link together */
+    double host_mem_gbps;                      /* host-to-host copies */
+    double host_dma_gbps; /* every copy between host memory and a GPU together; 0: no limit */
+    double launch_api_us, copy_api_us; /* host time a launch / a copy call costs */
+    double launch_latency_us; /* device side: a launch call's return to its kernel's start */
+    double profile_us;        /* a recorded profile sample's time beyond the kernel's own */
+    double graph_api_us, graph_node_ns; /* host time a graph launch costs: fixed, per node */
 } pg__sim_topo;
 
 /* Read and check a topology file, and compute its routes. Errors name the file and line. */

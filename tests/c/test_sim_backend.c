@@ -1,8 +1,10 @@
 /* test_sim_backend.c: the simulated devices' backend through its ops table, in virtual time —
- * copy durations over routes, contention on shared links and none on separate ones, routes
- * through the host, kernels sharing a GPU, stream waits, events and host waits moving the
- * clock, real host time counting (or frozen), device memory capacity; topology and profile
- * files (fits, the sample writer, errors naming file and line). */
+ * copy durations over routes, contention on shared links and none on separate ones, copy
+ * engines one copy at a time, duplex and host DMA limits, routes through the host, kernels
+ * sharing a GPU by what they use of it, launch latency, stream waits, events and host waits
+ * moving the clock, graphs launched as one operation, real host time counting (or frozen),
+ * device memory capacity; topology and profile files (fits, the recording's offset, the sample
+ * writer, errors naming file and line). */
 #include "check.h"
 #include "devices/sim/sim_backend.h"
 #include "devices/sim/sim_profile.h"
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 static const pg__backend_ops *ops;
+static void write_file(const char *path, const char *text);
 static pg__backend *b;
 static int ndev;
 static char tmpdir[256];
@@ -92,13 +95,16 @@ static void test_copies(void) {
     drain(s0);
     double one = dur_ns(&t1);
     CHECK(near(one, 1200 + MB240 / 24.0, 1e-9));
-    /* Two at once into one GPU share both links: each takes about twice as long. */
+    /* Two at once into one GPU: its copy engine runs them one after the other (first come,
+     * first served), each as fast as alone. */
     copy(s0, 0, PG_HOST, MB240, &t1);
     copy(s0b, 0, PG_HOST, MB240, &t2);
     drain(s0);
     drain(s0b);
-    double a = dur_ns(&t1), c = dur_ns(&t2);
-    CHECK(near(a, 2 * one, 0.01) && near(c, 2 * one, 0.01));
+    double a0, a1, c0, c1;
+    times(&t1, &a0, &a1);
+    times(&t2, &c0, &c1);
+    CHECK(near(a1 - a0, one, 1e-9) && near(c1 - c0, one, 1e-9) && near(c0, a1, 1e-12));
     /* Into gpu0 and gpu2, behind different switches: separate links, each as fast as alone. */
     copy(s0, 0, PG_HOST, MB240, &t1);
     copy(s2, 2, PG_HOST, MB240, &t2);
@@ -212,6 +218,7 @@ static void test_kernels_and_events(void) {
     pg__bevent *e = record(s0);
     /* Host time frozen: only the launch's 3 us passed; the kernel (1 ms) is not done. */
     CHECK(near(pg__sim_backend_now(b) - before, 3000, 1e-9));
+    double launched = pg__sim_backend_now(b);
     CHECK(!ops->event_done(b, e));
     double now = pg__sim_backend_now(b);
     CHECK(ops->event_wait_for(b, e, 100000) == PG_ERROR_TIMEOUT);
@@ -223,13 +230,15 @@ static void test_kernels_and_events(void) {
     CHECK(ops->event_done(b, e));
     times(&t1, &kstart, &kend);
     CHECK(near(kend - kstart, 2500 + 1555000000 / 1555.0, 1e-9));
+    CHECK(near(kstart - launched, 2600, 1e-9));       /* launch_latency_us after the call */
     CHECK(near(pg__sim_backend_now(b), kend, 1e-12)); /* the wait moved the clock there */
     drain(s1);
     double s1start, s1end;
     times(&t2, &s1start, &s1end);
     CHECK(near(s1start, kend, 1e-12) && near(s1end - s1start, 2500 + 1555 / 1555.0, 1e-9));
     ops->event_free(b, e);
-    /* Two long kernels at once on gpu0 share it: each takes about twice its time. */
+    /* Two long kernels at once on gpu0, each reading 1.555 GB in 1 ms, share its memory
+     * bandwidth: each takes about twice its time. */
     launch(s0, f0, x0, &t1);
     launch(s0b, f0, y0, &t2);
     drain(s0);
@@ -251,6 +260,176 @@ static void test_kernels_and_events(void) {
     ops->dev_free(b, 0, x0);
     ops->dev_free(b, 0, y0);
     ops->dev_free(b, 1, x1);
+    ops->close(b);
+}
+
+/* Kernels share a GPU by what they use of it: two small ones (4 blocks, few bytes) run side by
+ * side, each in its own time; two that fill the GPU's multiprocessors take turns. */
+static void test_kernel_sharing(void) {
+    char path[400], spec[600];
+    snprintf(path, sizeof path, "%s/share.csv", tmpdir);
+    write_file(path, "model,k,*,bytes,100000,0\n"); /* 100 us whatever the bytes */
+    snprintf(spec, sizeof spec, "pcie-4gpu,host_time=0,profile=%s", path);
+    open_sim(spec); /* 108 SMs x 2048 threads */
+    void *img, *f = kernel_fn("k", 0, &img);
+    void *x = dev_buf(0, 1555), *y = dev_buf(0, 1555);
+    pg__bstream *s0 = stream(0), *s1 = stream(0);
+    pg__timing t1 = {0}, t2 = {0};
+    launch(s0, f, x, &t1);
+    launch(s1, f, y, &t2);
+    drain(s0);
+    drain(s1);
+    double a0, a1, c0, c1, one = 100000;
+    times(&t1, &a0, &a1);
+    times(&t2, &c0, &c1);
+    CHECK(near(a1 - a0, one, 1e-9) && near(c1 - c0, one, 1e-9) && c0 < a1);
+    /* 108 x 2048 threads each: the whole GPU; the second waits in effect for the first. */
+    uint64_t params[2] = {(uint64_t)(uintptr_t)x, 7};
+    pg_dim3 grid = {108 * 8, 1, 1}, block = {256, 1, 1};
+    REQUIRE_OK(ops->launch(b, s0, f, grid, block, 0, params, 2, &t1));
+    REQUIRE_OK(ops->launch(b, s1, f, grid, block, 0, params, 2, &t2));
+    drain(s0);
+    drain(s1);
+    times(&t1, &a0, &a1);
+    times(&t2, &c0, &c1);
+    CHECK(near(c1 - a0, 2 * one, 1e-9)); /* the GPU busy throughout, with twice the work */
+    ops->stream_free(b, s0);
+    ops->stream_free(b, s1);
+    ops->kernel_free(b, img);
+    ops->dev_free(b, 0, x);
+    ops->dev_free(b, 0, y);
+    ops->close(b);
+}
+
+/* A link's duplex limit (both directions together) and the host's DMA limit (every copy between
+ * host memory and a GPU together). */
+static void test_duplex_and_dma(void) {
+    char path[400], spec[500];
+    snprintf(path, sizeof path, "%s/duplex.topo", tmpdir);
+    write_file(path, "host dma_gbps=25 copy_us=0\n"
+                     "gpu_type g name=G memory=1G cc=8.0 sms=10 memory_gbps=100\n"
+                     "gpus 2 g\n"
+                     "link gpu0 host 10 0 duplex=15\n"
+                     "link gpu1 host 10 0 duplex=15\n"
+                     "link gpu0 gpu1 50 0\n");
+    snprintf(spec, sizeof spec, "%s,host_time=0", path);
+    open_sim(spec);
+    pg__bstream *s[4] = {stream(0), stream(0), stream(1), stream(1)};
+    pg__timing t[4] = {{0}};
+    enum { B = 150000000 };
+    copy(s[0], 0, PG_HOST, B, &t[0]); /* alone: 10 GB/s */
+    drain(s[0]);
+    CHECK(near(dur_ns(&t[0]), B / 10.0, 1e-9));
+    copy(s[0], 0, PG_HOST, B, &t[0]); /* both ways at once: 15 together, 7.5 each */
+    copy(s[1], PG_HOST, 0, B, &t[1]);
+    drain(s[0]);
+    drain(s[1]);
+    CHECK(near(dur_ns(&t[0]), B / 7.5, 1e-9) && near(dur_ns(&t[1]), B / 7.5, 1e-9));
+    /* Both GPUs both ways: 25 GB/s for the four together, 6.25 each. */
+    copy(s[0], 0, PG_HOST, B, &t[0]);
+    copy(s[1], PG_HOST, 0, B, &t[1]);
+    copy(s[2], 1, PG_HOST, B, &t[2]);
+    copy(s[3], PG_HOST, 1, B, &t[3]);
+    for (int i = 0; i < 4; i++)
+        drain(s[i]);
+    for (int i = 0; i < 4; i++)
+        CHECK(near(dur_ns(&t[i]), B / 6.25, 1e-9));
+    /* Between GPUs: neither limit applies. */
+    copy(s[0], 1, 0, B, &t[0]);
+    drain(s[0]);
+    CHECK(near(dur_ns(&t[0]), B / 50.0, 1e-9));
+    for (int i = 0; i < 4; i++)
+        ops->stream_free(b, s[i]);
+    ops->close(b);
+}
+
+/* A graph is launched as one operation: the host pays graph_us + graph_node_ns per node once;
+ * its nodes run on both GPUs after the work before them on the stream and in their dependency
+ * order; work after the launch starts when the last node ends; a second launch follows the
+ * first. */
+static void test_graphs(void) {
+    open_sim("h200x2-nv18,host_time=0"); /* graph_us 2.5, node 1 ns; 4170 GB/s; NV 394 GB/s */
+    void *img, *f0 = kernel_fn("k", 0, &img), *f1 = NULL;
+    REQUIRE_OK(ops->kernel_function(b, img, 1, &f1));
+    enum { XB = 417000000, CB = 39400000 };
+    void *x0 = dev_buf(0, XB), *x1 = dev_buf(1, XB), *c0 = dev_buf(0, CB), *c1 = dev_buf(1, CB);
+    uint64_t p0[2] = {(uint64_t)(uintptr_t)x0, 7}, p1[2] = {(uint64_t)(uintptr_t)x1, 7};
+    const int d0[] = {0}, d1[] = {1}, d2[] = {0}, d4[] = {2, 3};
+    pg_dim3 g = {4, 1, 1}, bl = {256, 1, 1};
+    pg__bnode n[5] = {
+        {.kind = PG__BNODE_LAUNCH,
+         .dev = 0,
+         .fn = f0,
+         .grid = g,
+         .block = bl,
+         .params = p0,
+         .nparams = 2},
+        {.kind = PG__BNODE_COPY,
+         .dev = 1,
+         .dst_dev = 1,
+         .src_dev = 0,
+         .dst = c1,
+         .src = c0,
+         .bytes = CB,
+         .deps = d0,
+         .ndeps = 1},
+        {.kind = PG__BNODE_LAUNCH,
+         .dev = 1,
+         .fn = f1,
+         .grid = g,
+         .block = bl,
+         .params = p1,
+         .nparams = 2,
+         .deps = d1,
+         .ndeps = 1},
+        {.kind = PG__BNODE_LAUNCH,
+         .dev = 0,
+         .fn = f0,
+         .grid = g,
+         .block = bl,
+         .params = p0,
+         .nparams = 2,
+         .deps = d2,
+         .ndeps = 1},
+        {.kind = PG__BNODE_EMPTY, .dev = 0, .deps = d4, .ndeps = 2},
+    };
+    void *graph = NULL;
+    REQUIRE_OK(ops->graph_build(b, n, 5, &graph));
+    pg__bstream *s = stream(0);
+    pg__timing t0 = {0}, t1 = {0};
+    launch(s, f0, x0, &t0); /* before the graph: 102 us */
+    double before = pg__sim_backend_now(b);
+    REQUIRE_OK(ops->graph_launch(b, s, graph));
+    CHECK(near(pg__sim_backend_now(b) - before, 2500 + 5, 1e-9)); /* one launch, not five */
+    launch(s, f0, x0, &t1);                                       /* after the graph */
+    drain(s);
+    double k = 2000 + XB / 4170.0, a0, a1, z0, z1;
+    times(&t0, &a0, &a1);
+    times(&t1, &z0, &z1);
+    CHECK(near(a1 - a0, k, 1e-9));
+    /* kernel, then the copy (1 us latency + 100 us) beside the second gpu0 kernel, then the
+     * gpu1 kernel: the graph ends 3 k + 1 us after the kernel before it (k > the copy) */
+    double copy_ns = 1000 + CB / 394.0;
+    CHECK(near(z0 - a1, 2 * k + copy_ns, 1e-6));
+    /* A second launch after the first; the stream's next kernel after both. */
+    REQUIRE_OK(ops->graph_launch(b, s, graph));
+    REQUIRE_OK(ops->graph_launch(b, s, graph));
+    launch(s, f0, x0, &t1);
+    drain(s);
+    double y0, y1;
+    times(&t1, &y0, &y1);
+    /* the first starts launch_latency_us after its call (2.6 + the call's 2.505 us) */
+    CHECK(near(y0 - z1, 5105 + 2 * (2 * k + copy_ns), 1e-6));
+    ops->stream_free(b, s);
+    ops->graph_free(b, graph);
+    /* A node on a device that does not exist is refused. */
+    n[0].dev = 5;
+    CHECK(ops->graph_build(b, n, 1, &graph) == PG_ERROR_INTERNAL);
+    ops->kernel_free(b, img);
+    ops->dev_free(b, 0, x0);
+    ops->dev_free(b, 1, x1);
+    ops->dev_free(b, 0, c0);
+    ops->dev_free(b, 1, c1);
     ops->close(b);
 }
 
@@ -329,7 +508,7 @@ static void test_profiles(void) {
     fputs("model,axpy,*,threads,7,0\n", f);
     fclose(f);
     pg__sim_profile *p = NULL;
-    REQUIRE_OK(pg__sim_profile_load(path, &p));
+    REQUIRE_OK(pg__sim_profile_load(path, 0, &p));
     CHECK(pg__sim_profile_count(p) == 3);
     const pg__sim_model *m = pg__sim_profile_find(p, "axpy", "NVIDIA H200");
     CHECK(m && m->x == PG__SIM_X_BYTES && fabs(m->a_ns - 1000) < 1e-6 &&
@@ -343,17 +522,37 @@ static void test_profiles(void) {
     CHECK(!pg__sim_profile_find(p, "other", "NVIDIA H200"));
     pg__sim_profile_free(p);
 
+    /* The recording's offset comes off each sample (not below the smaller of the sample and
+     * 0.5 us); samples of one x count at their median; model lines stay as written. */
+    REQUIRE_OK(pg__sim_profile_load(path, 1000, &p));
+    m = pg__sim_profile_find(p, "axpy", "NVIDIA H200");
+    CHECK(m && m->x == PG__SIM_X_BYTES && fabs(m->a_ns) < 1e-6 && fabs(m->b_ns - 0.5) < 1e-9);
+    m = pg__sim_profile_find(p, "axpy", "*");
+    CHECK(m && m->a_ns == 7);
+    pg__sim_profile_free(p);
+    write_file(path, "sample,k,d,4x1x1,32x1x1,100,3000\nsample,k,d,4x1x1,32x1x1,100,3100\n"
+                     "sample,k,d,4x1x1,32x1x1,100,90000\nsample,t,d,1x1x1,1x1x1,0,1200\n"
+                     "sample,u,d,1x1x1,1x1x1,0,300\n");
+    REQUIRE_OK(pg__sim_profile_load(path, 1000, &p));
+    m = pg__sim_profile_find(p, "k", "d");
+    CHECK(m && fabs(m->a_ns - 2100) < 1e-6 && m->b_ns == 0); /* median 3100, less 1000 */
+    m = pg__sim_profile_find(p, "t", "d");
+    CHECK(m && fabs(m->a_ns - 500) < 1e-6); /* 200 would be below 0.5 us */
+    m = pg__sim_profile_find(p, "u", "d");
+    CHECK(m && fabs(m->a_ns - 300) < 1e-6); /* a sample shorter than 0.5 us stays */
+    pg__sim_profile_free(p);
+
     /* Errors name the file and line. */
     write_file(path, "# a profile\nmodel,k,*,bytes,1,0\nsample,k,dev,4x1,1x1x1,10,10\n");
-    CHECK_MSG(pg__sim_profile_load(path, &p), PG_ERROR_ARGUMENT, "profile.csv:3: grid '4x1'");
+    CHECK_MSG(pg__sim_profile_load(path, 0, &p), PG_ERROR_ARGUMENT, "profile.csv:3: grid '4x1'");
     write_file(path, "model,k,*,flops,1,0\n");
-    CHECK_MSG(pg__sim_profile_load(path, &p), PG_ERROR_ARGUMENT,
+    CHECK_MSG(pg__sim_profile_load(path, 0, &p), PG_ERROR_ARGUMENT,
               ":1: x 'flops' is neither bytes nor threads");
     write_file(path, "model,k,*,bytes,1,0\nmodel,k,*,bytes,2,0\n");
-    CHECK_MSG(pg__sim_profile_load(path, &p), PG_ERROR_ARGUMENT, ":2: a second model for k");
+    CHECK_MSG(pg__sim_profile_load(path, 0, &p), PG_ERROR_ARGUMENT, ":2: a second model for k");
     write_file(path, "model,\"k,1\n");
-    CHECK_MSG(pg__sim_profile_load(path, &p), PG_ERROR_ARGUMENT, ":1: a quoted field");
-    CHECK_MSG(pg__sim_profile_load("/nonexistent/p.csv", &p), PG_ERROR_NOT_FOUND,
+    CHECK_MSG(pg__sim_profile_load(path, 0, &p), PG_ERROR_ARGUMENT, ":1: a quoted field");
+    CHECK_MSG(pg__sim_profile_load("/nonexistent/p.csv", 0, &p), PG_ERROR_NOT_FOUND,
               "/nonexistent/p.csv");
 
     /* A profile given to the backend sets the kernel's duration. */
@@ -392,6 +591,12 @@ static void test_topology_errors(void) {
     bad_topo(GPU_TYPE "gpus 1 g\nswitch gpu9\n", ":3: switch name 'gpu9' is not valid");
     bad_topo("name \"unclosed\n", ":1: a quote that is not closed");
     bad_topo("# nothing\n", "no GPUs");
+    bad_topo(GPU_TYPE "gpus 1 g\nlink gpu0 host 10 1 duplex=0\n", ":3: duplex=0 is not a positive");
+    bad_topo(GPU_TYPE "gpus 1 g\nlink gpu0 host 10 1 half=3\n", ":3: 'half=3' is not duplex=GBPS");
+    bad_topo(GPU_TYPE "gpus 1 g\ndlink gpu0 host 10 1 duplex=3\n", ":3: expected: dlink A B");
+    bad_topo("host dma=3\n", ":1: unknown host key 'dma' (memory_gbps, dma_gbps");
+    bad_topo("gpu_type g name=G memory=1G cc=8.0 sms=10 memory_gbps=100 sm_threads=0.5\n",
+             ":1: sm_threads=0.5 is not a positive whole number");
     /* Unknown presets list the ones there are; options are checked. */
     CHECK_MSG(pg__sim_backend_open("nope", 0, &ops, &b, &ndev), PG_ERROR_NOT_FOUND,
               "dgx1-v100, dgx2-v100");
@@ -415,6 +620,9 @@ int main(void) {
     test_copies();
     test_routes();
     test_kernels_and_events();
+    test_kernel_sharing();
+    test_duplex_and_dma();
+    test_graphs();
     test_host_time();
     test_memory();
     test_profiles();
