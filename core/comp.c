@@ -136,7 +136,8 @@ static void describe(pg__runtime *rt, const pg__comp *c, const char *what, char 
                  rt->dev[c->device].info.kind == PG_DEVICE_CPU ? "CPU device" : "GPU", c->device);
     unsigned long long id = (unsigned long long)c->id;
     if (c->kind == PG__KERNEL)
-        snprintf(out, cap, "kernel '%s' (computation #%llu) failed on %s: %s",
+        snprintf(out, cap, "%s '%s' (computation #%llu) failed on %s: %s",
+                 c->kernel && c->kernel->is_task ? "task" : "kernel",
                  c->kernel ? c->kernel->name : "?", id, where, what);
     else if (c->kind == PG__REPLAY)
         snprintf(out, cap, "a graph replay (computation #%llu) failed on %s: %s", id, where, what);

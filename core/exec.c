@@ -194,6 +194,11 @@ static pg_status launch_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *
     for (int i = 0; i < c->nslots; i++)
         if (c->slot_arg[i] >= 0)
             c->slots[i] = (uint64_t)(uintptr_t)l->buf[c->slot_arg[i]];
+    if (c->kernel->is_task) {
+        if (rt->cap) /* a C function is no backend graph node: the replay stays eager */
+            pg__plan_note_broken(rt);
+        return pg__task_issue(rt, c, s);
+    }
     if (rt->cap)
         pg__plan_note_launch(rt, c, s, l->fn);
     return rt->ops->launch(rt->b, s->b, l->fn, c->grid, c->block, c->shared_mem, c->slots,
@@ -225,7 +230,7 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
     for (int i = 0; !st && i < c->nargs; i++)
         st = pg__array_buffer(c->args[i].array, PG__LOC(dev), s, &buf[i]);
     void *fn = NULL;
-    if (!st)
+    if (!st && !c->kernel->is_task)
         st = kernel_function(rt, c->kernel, dev, &fn);
     if (!st)
         st = pg__coh_check_inputs(rt, c, dev); /* reading a failed or lost value fails here */

@@ -220,6 +220,9 @@ struct pg__kernel {
     void *image;              /* backend's compiled kernel */
     void *fn[PG_MAX_DEVICES]; /* loaded lazily per device */
     int live_index;           /* position in rt->kernels */
+    /* a task (core/task.c): C functions instead of a compiled image (image NULL) */
+    int is_task;
+    pg_task_impls impls;
 };
 
 /* ---- streams (per device, in creation order) */
@@ -456,6 +459,16 @@ void pg__evict_forget(pg__runtime *rt, pg__array *a, int dev);
 
 /* ---- kernels (core/kernel.c) */
 void pg__kernel_unref(pg__kernel *k);
+/* Give k (built, refs 1) a handle and list it in rt->kernels; the lock is not held on entry.
+ * On failure k is left to the caller. */
+pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out);
+
+/* ---- tasks (core/task.c): kernels that are C functions. A task's computation keeps, after its
+ * nslots parameter slots, one more slot per parameter: the array's element count (0: scalar). */
+/* The devices task k may run on (a kind with an implementation); none: PG_ERROR_ARGUMENT. */
+pg_status pg__task_fits(const pg__runtime *rt, const pg__kernel *k, uint32_t *mask);
+/* Enqueue task computation c (slots filled with s's buffers) on s through the backend's call. */
+pg_status pg__task_issue(pg__runtime *rt, pg__comp *c, pg__stream *s);
 
 /* ---- launch limits (core/limits.c) */
 /* Take each device's limits from its info (once the infos are there). */

@@ -91,6 +91,18 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
         pg__free(k);
         return st;
     }
+    st = pg__kernel_register(rt, k, out);
+    if (st) {
+        rt->ops->kernel_free(rt->b, k->image);
+        pg__free(k->name);
+        pg__free(params);
+        pg__free(k);
+    }
+    return st;
+}
+
+pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out) {
+    pg_status st = PG_OK;
     pthread_mutex_lock(&rt->mu);
     if (pg__closing_other(rt))
         st = pg__error(PG_ERROR_STATE, "pg_kernel_new: the runtime was closed during the compile");
@@ -108,10 +120,6 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
     if (st) {
         pthread_mutex_unlock(&rt->mu);
-        rt->ops->kernel_free(rt->b, k->image);
-        pg__free(k->name);
-        pg__free(params);
-        pg__free(k);
         return st;
     }
     k->live_index = rt->nkernels;
@@ -143,12 +151,13 @@ pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec) {
     if (!c)
         return NULL;
     int n = rec->nslots;
-    if (comp_storage(c, n)) {
+    int nv = rec->kernel->is_task ? 2 * n : n; /* a task's element counts follow its slots */
+    if (comp_storage(c, nv)) {
         pg__comp_unref(rt, c);
         return NULL;
     }
     c->nslots = n;
-    memcpy(c->slots, rec->slots, (size_t)n * sizeof *c->slots);
+    memcpy(c->slots, rec->slots, (size_t)nv * sizeof *c->slots);
     memcpy(c->slot_arg, rec->slot_arg, (size_t)n * sizeof *c->slot_arg);
     c->nargs = rec->nargs;
     for (int i = 0; i < rec->nargs; i++) {
@@ -167,7 +176,12 @@ pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec) {
 void pg__kernel_unref(pg__kernel *k) {
     if (--k->refs > 0)
         return;
-    k->rt->ops->kernel_free(k->rt->b, k->image);
+    if (k->is_task) {
+        if (k->impls.ctx_free)
+            k->impls.ctx_free(k->impls.ctx);
+    } else {
+        k->rt->ops->kernel_free(k->rt->b, k->image);
+    }
     pg__free(k->params);
     pg__free(k->name);
     pg__free(k);
@@ -252,7 +266,7 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
     }
     if (nargs && !args)
         return pg__error(PG_ERROR_ARGUMENT, "kernel '%s': args is NULL", k->name);
-    pg_status room = comp_storage(c, nargs);
+    pg_status room = comp_storage(c, k->is_task ? 2 * nargs : nargs);
     if (room)
         return room;
     c->nslots = nargs;
@@ -260,6 +274,8 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
         const pg_param_info *p = &k->params[i];
         const char *pname = p->name[0] ? p->name : "?";
         c->slot_arg[i] = -1;
+        if (k->is_task)
+            c->slots[nargs + i] = 0; /* a scalar's count; an array's below */
         if (!p->is_array) {
             if (args[i].kind != PG_ARG_SCALAR)
                 return pg__error(
@@ -293,6 +309,8 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
                              "array of %s",
                              k->name, i + 1, pname, pg_dtype_name(p->dtype), p->type,
                              pg_dtype_name(a->dtype));
+        if (k->is_task)
+            c->slots[nargs + i] = a->size;
         int j = 0;
         while (j < c->nargs && c->args[j].array != a)
             j++;
@@ -317,7 +335,8 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
         return PG_ERROR_STATE;
     pg__runtime *rt = k->rt;
     uint32_t fits = 0;
-    pg_status st = check_dims(k, grid, block, shared_mem, &fits);
+    pg_status st = k->is_task ? pg__task_fits(rt, k, &fits) /* grid and block are ignored */
+                              : check_dims(k, grid, block, shared_mem, &fits);
     PG__PHASE_SHARED(PG__PH_ENTER);
     pg__comp *c = st ? NULL : pg__comp_new(rt, PG__KERNEL);
     if (!st && !c)

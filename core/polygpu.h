@@ -388,6 +388,84 @@ static inline pg_arg pg_arg_float(float v) {
 pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
                            const pg_arg *args, int nargs);
 
+/* ---------------------------------------------------------------- tasks */
+
+/* A task is a library call (cuBLAS, OpenBLAS, your own C code) that the runtime schedules as it
+ * schedules a kernel: a C function per device kind instead of kernel source (StarPU's codelet
+ * with per-architecture implementations). It is a pg_kernel handle: pg_kernel_launch submits a
+ * call (grid, block and shared_mem are ignored), pg_kernel_params describes it, pg_kernel_free
+ * frees it, and graphs record it (a replay issues it again, never as a backend graph). The
+ * signature says each parameter's type and access, as a kernel's explicit signature does
+ * ("in const float *x, inout float *y, int64_t n, double alpha"), and the runtime derives the
+ * call's dependencies, copies and placement from it exactly as for a kernel: the function runs
+ * once the arrays it reads hold their current value on the chosen device, and before work that
+ * depends on what it writes. */
+
+/* What an implementation is given, valid during the call only. */
+typedef struct pg_task_call {
+    const char *name;   /* the task's name */
+    int device;         /* the runtime's device index it runs on */
+    pg_device_kind kind;
+    uint64_t stream;    /* a CUstream on GPUs (enqueue the work there); 0 on CPU devices */
+    int nargs;          /* the signature's parameters */
+    const pg_param_info *params;
+    /* One 8-byte slot per parameter, as a kernel gets them: an array's address on `device`
+     * (cast through uintptr_t), or a scalar converted to the parameter's type, stored at the
+     * slot's first bytes (memcpy it out: an int64_t, a double, an int...). */
+    const uint64_t *args;
+    const uint64_t *counts; /* per parameter: the array's elements (check your bounds); 0: scalar */
+    void *ctx;              /* pg_task_impls.ctx */
+} pg_task_call;
+
+typedef pg_status (*pg_task_fn)(const pg_task_call *call);
+
+/* One implementation per device kind; NULL: the task cannot run on devices of that kind, and
+ * placement considers only devices whose kind has one (none in the runtime: pg_kernel_launch
+ * fails with PG_ERROR_ARGUMENT naming the task and the kinds it has).
+ * - cpu runs on a CPU device's worker thread, in the order of the stream it was placed on,
+ *   after the call returned (never under the runtime's lock; it must not call the runtime).
+ *   A status other than PG_OK (its message set with pg_task_fail) fails the call like a
+ *   faulting kernel: reported by the next wait on what it wrote or by pg_runtime_sync; the
+ *   device does not fail.
+ * - cuda runs on the submitting thread, during pg_kernel_launch (under the runtime's lock: it
+ *   must not call the runtime), with the device's primary context current; it enqueues GPU work
+ *   on call->stream and returns without waiting for it. A status other than PG_OK is returned
+ *   by pg_kernel_launch.
+ * ctx is passed as is; ctx_free (may be NULL) is called with it once the task is freed and no
+ * call of it is in flight (at the latest when the runtime is freed). */
+typedef struct pg_task_impls {
+    pg_task_fn cpu;
+    pg_task_fn cuda;
+    void *ctx;
+    void (*ctx_free)(void *ctx);
+} pg_task_impls;
+
+/* For implementations: set this thread's error message (pg_last_error) to msg and return s. */
+pg_status pg_task_fail(pg_status s, const char *msg);
+
+/* A task named `name` with the implementations in *impls (copied) and `signature` (required: a
+ * C parameter list, pointers prefixed by in/out/inout, at most 32 parameters). Runtimes whose
+ * backend cannot run C functions in stream order (the simulator) refuse with
+ * PG_ERROR_ARGUMENT. On failure ctx_free is not called: ctx stays the caller's. */
+pg_status pg_task_new(pg_runtime *rt, const char *name, const pg_task_impls *impls,
+                      const char *signature, pg_kernel **out);
+
+/* The built-in tasks (row-major, as NumPy), for float32 ("_f32") and float64 ("_f64"):
+ *   gemm_f32 / gemm_f64: C = alpha * op(A) * op(B) + beta * C, with the signature
+ *     "in const T *a, in const T *b, inout T *c, int64_t m, int64_t n, int64_t k,
+ *      int trans_a, int trans_b, double alpha, double beta"
+ *     (op(A) is m x k: A is stored m x k, or k x m when trans_a; op(B) is k x n; C is m x n);
+ *   axpy_f32 / axpy_f64: y = alpha * x + y, "in const T *x, inout T *y, int64_t n, double alpha";
+ *   dot_f32 / dot_f64: result[0] = x . y, "in const T *x, in const T *y, out T *result,
+ *     int64_t n".
+ * Arrays too small for the sizes given fail the call. CPU devices use OpenBLAS (dlopen of
+ * libopenblas.so.0, else libblas.so.3 when it has CBLAS; the environment variable
+ * PG_BLAS_LIB names another), GPUs cuBLAS (libcublas.so.13, .12, libcublas.so; PG_CUBLAS_LIB
+ * names another; a handle per device and task). Devices whose library cannot be loaded are
+ * left out of the task's placement; when that leaves none, PG_ERROR_NOT_FOUND names the library
+ * and the package to install. Unknown name: PG_ERROR_NOT_FOUND listing the names. */
+pg_status pg_task_builtin(pg_runtime *rt, const char *name, pg_kernel **out);
+
 /* ---------------------------------------------------------------- recordings */
 
 /* A block of kernel launches recorded once and replayed many times (a CUDA graph's idea, for

@@ -91,6 +91,17 @@ typedef struct pg__backend_ops {
     pg_status (*launch)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
                         size_t shared_mem, const uint64_t *params, int nparams, pg__timing *t);
 
+    /* Run fn(arg) in s's order (a task: a C function instead of a kernel; NULL where the
+     * backend cannot, and tasks are refused there). The backend copies the arg_bytes at arg
+     * (8-byte aligned) before returning. CPU devices: a worker runs fn on the copy as an
+     * operation of s, after the work enqueued before it; a status other than PG_OK fails that
+     * operation (events after it report that thread's pg_last_error()) but not the device.
+     * GPUs: fn runs now, on the calling thread, with s's device's context current, and
+     * enqueues its GPU work on the native stream (stream_handle); its status is returned. t
+     * may be NULL. */
+    pg_status (*call)(pg__backend *b, pg__bstream *s, pg_status (*fn)(void *arg), const void *arg,
+                      size_t arg_bytes, pg__timing *t);
+
     /* Graphs (NULL where the backend has none: the core re-issues the operations itself). Build
      * an executable graph of n nodes, each running after its deps; launch it on s as one
      * operation (everything in it finishes before work enqueued on s after it starts); free it

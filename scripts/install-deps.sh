@@ -12,6 +12,9 @@ for p in build-essential cmake g++ pkg-config lua5.4 liblua5.4-dev luarocks defa
   graphviz; do
   have_pkg "$p" || need_apt+=("$p")
 done
+# OpenBLAS: the built-in tasks (pg_task_builtin: gemm, axpy, dot) run on CPU devices through it
+# (dlopen of libopenblas.so.0; core/blas.c). GPUs use the CUDA toolkit's cuBLAS.
+have_pkg libopenblas0-pthread || have_pkg libopenblas0 || need_apt+=(libopenblas0-pthread)
 # StarPU, only for the CPU-device benchmark against it (benchmarks/starpu_compare.c); `make
 # test` does not need it: PG_INSTALL_STARPU=1 scripts/install-deps.sh.
 if [ "${PG_INSTALL_STARPU:-0}" = 1 ]; then

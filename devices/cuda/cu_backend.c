@@ -478,6 +478,24 @@ static pg_status launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, 
     return PG_OK;
 }
 
+/* A task: fn runs now, with the device's context current, and enqueues on s's CUstream. */
+static pg_status call(pg__backend *b, pg__bstream *s, pg_status (*fn)(void *arg), const void *arg,
+                      size_t arg_bytes, pg__timing *t) {
+    (void)arg_bytes;
+    pg_status st = use(b, s->dev);
+    if (st)
+        return st;
+    time_mark(b, s, t, 0);
+    st = fn((void *)arg);
+    if (st)
+        return st;
+    current = NULL; /* the function may have made another context current */
+    if ((st = use(b, s->dev)) != PG_OK)
+        return st;
+    time_mark(b, s, t, 1);
+    return PG_OK;
+}
+
 /* ---- graphs: one CUDA graph for a recording's replay, on every device it uses (kernel and
  * memcpy nodes name their device's context), launched on one stream as one operation. */
 
@@ -723,6 +741,7 @@ static const pg__backend_ops ops = {
     .kernel_function = kernel_function,
     .kernel_free = kernel_free,
     .launch = launch,
+    .call = call,
     .graph_build = graph_build,
     .graph_launch = graph_launch,
     .graph_free = graph_free,

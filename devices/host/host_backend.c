@@ -267,6 +267,11 @@ static pg_status host_launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 g
                                   t);
 }
 
+static pg_status host_call(pg__backend *b, pg__bstream *s, pg_status (*fn)(void *arg),
+                           const void *arg, size_t arg_bytes, pg__timing *t) {
+    return pg__host_stream_call(s, fn, arg, arg_bytes, t);
+}
+
 /* The worker wrote the times before the op counted as done: nothing is left to do. */
 static void host_timing_resolve(pg__backend *b, pg__timing *t) {}
 
@@ -295,6 +300,7 @@ static const pg__backend_ops host_ops = {
     .kernel_function = host_kernel_function,
     .kernel_free = host_kernel_free,
     .launch = host_launch,
+    .call = host_call,
     .timing_resolve = host_timing_resolve,
     .timing_release = host_timing_release,
     .wants_timing_events = 0,

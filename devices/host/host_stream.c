@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef enum op_kind { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_WAIT } op_kind;
+typedef enum op_kind { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_WAIT, OP_CALL } op_kind;
 
 typedef struct op {
     struct op *next;
@@ -46,6 +46,9 @@ typedef struct op {
             size_t bytes;
             int dst_dev, src_dev; /* PG_HOST or a device */
         } copy;
+        struct {
+            pg_status (*fn)(void *arg); /* arg: the op's slots */
+        } call;
         struct {
             pg__bstream *s; /* referenced until the op is freed */
             uint64_t seq;
@@ -226,6 +229,19 @@ static int run(pg__bstream *s, op *o, int *fdev, char *msg, size_t cap) {
         break;
     case OP_WAIT:
         wait_seq(o->u.wait.s, o->u.wait.seq);
+        break;
+    case OP_CALL:
+        if (failed(s, s->dev)) {
+            st = not_run(s, s->dev, "not run", fdev, msg, cap);
+            break;
+        }
+        pg__error_clear();
+        if (o->u.call.fn(o->slots) != PG_OK) { /* the call failed; the device did not */
+            const char *why = pg_last_error();
+            snprintf(msg, cap, "%s", why && *why ? why : "the task's function failed");
+            *fdev = -1;
+            st = -1;
+        }
         break;
     }
     if (o->t) {
@@ -586,6 +602,22 @@ pg_status pg__host_stream_copy(pg__bstream *s, int dst_dev, void *dst, int src_d
     o->u.copy.bytes = bytes;
     o->u.copy.dst_dev = dst_dev;
     o->u.copy.src_dev = src_dev;
+    enqueue(s, o);
+    return PG_OK;
+}
+
+pg_status pg__host_stream_call(pg__bstream *s, pg_status (*fn)(void *arg), const void *arg,
+                               size_t arg_bytes, pg__timing *t) {
+    int nslots = (int)((arg_bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    if (!fn || (arg_bytes && !arg) || arg_bytes > (size_t)1 << 20)
+        return pg__error(PG_ERROR_INTERNAL, "CPU call with no function or %zu bytes of arguments",
+                         arg_bytes);
+    op *o = op_new(s, OP_CALL, nslots, t);
+    if (!o)
+        return no_memory();
+    o->u.call.fn = fn;
+    if (arg_bytes)
+        memcpy(o->slots, arg, arg_bytes);
     enqueue(s, o);
     return PG_OK;
 }

@@ -45,6 +45,10 @@ pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
                                  pg__timing *t);
 pg_status pg__host_stream_copy(pg__bstream *s, int dst_dev, void *dst, int src_dev, const void *src,
                                size_t bytes, pg__timing *t);
+/* fn(copy of the arg_bytes at arg) run by a worker as an operation of s; a status other than
+ * PG_OK fails the operation (with the worker's pg_last_error()), not the device. */
+pg_status pg__host_stream_call(pg__bstream *s, pg_status (*fn)(void *arg), const void *arg,
+                               size_t arg_bytes, pg__timing *t);
 pg_status pg__host_stream_memset_zero(pg__bstream *s, void *p, size_t bytes);
 /* s waits for e before its later operations. */
 pg_status pg__host_stream_wait(pg__bstream *s, pg__bevent *e);

@@ -70,6 +70,7 @@ from ._polygpu import (
 from ._display import DAG, Timeline, TimelineEntry
 from ._default import array, asarray, default_runtime, from_dlpack, kernel, sync
 from ._runtime import POLICIES, Runtime
+from . import linalg
 
 for _cls in (Runtime, DAG, Timeline, TimelineEntry):
     _cls.__module__ = __name__  # documented as polygpu.Runtime, polygpu.DAG, ...
@@ -111,5 +112,6 @@ __all__ = [
     "dtypes",
     "from_dlpack",
     "kernel",
+    "linalg",
     "sync",
 ]

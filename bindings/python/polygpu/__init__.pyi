@@ -10,6 +10,7 @@ from ._default import sync as sync
 from ._display import DAG as DAG
 from ._display import Timeline as Timeline
 from ._display import TimelineEntry as TimelineEntry
+from . import linalg as linalg
 from ._polygpu import ArgumentError as ArgumentError
 from ._polygpu import CompileError as CompileError
 from ._polygpu import DeviceArray as DeviceArray
@@ -70,5 +71,6 @@ __all__ = [
     "dtypes",
     "from_dlpack",
     "kernel",
+    "linalg",
     "sync",
 ]

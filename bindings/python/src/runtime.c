@@ -275,6 +275,27 @@ static PyObject *runtime_kernel(PyObject *self, PyObject *args, PyObject *kwargs
     return r;
 }
 
+/* rt._task(name): a built-in task (pg_task_builtin: "gemm_f32", "dot_f64", ...) as a Kernel;
+ * launched like one (grid and block are ignored). polygpu.linalg wraps it. */
+static PyObject *runtime_task(PyObject *self, PyObject *arg) {
+    pgpy_runtime *rt = live(self);
+    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!name) {
+        if (!PyErr_Occurred())
+            pgpy_argument_error("_task(name): name must be a str, got %R", arg);
+        return NULL;
+    }
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_kernel *k = NULL;
+    pg_status st;
+    pg_runtime *h = rt->h;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_task_builtin(h, name, &k);
+    Py_END_ALLOW_THREADS
+    return st == PG_OK ? pgpy_kernel_wrap(rt, k, arg) : pgpy_raise(st);
+}
+
 static PyObject *location_name(int loc) {
     return loc == 0 ? PyUnicode_FromString("host") : PyUnicode_FromFormat("%d", loc - 1);
 }
@@ -517,6 +538,9 @@ static PyMethodDef runtime_methods[] = {
      "const float *x, int n'. options: compiler\noptions as a string or a list of strings "
      "('-O3 -DN=4'). Raises CompileError (with\n.log), NotFoundError when `name` is not in the "
      "source, ArgumentError for a bad\nsignature."},
+    {"_task", runtime_task, METH_O,
+     "A built-in task (gemm_f32, gemm_f64, axpy_f32, axpy_f64, dot_f32, dot_f64) as a Kernel; "
+     "see polygpu.linalg."},
     {"clock", runtime_clock, METH_NOARGS,
      "clock()\n--\n\nSeconds since the runtime was created: real time, or on simulated devices "
      "(devices=\"sim:...\")\nthe simulated machine's virtual time, so a script timing itself "

@@ -14,7 +14,7 @@ import polygpu as pg
 
 STUB_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "polygpu")
 STUB_MODULES = ("polygpu", "polygpu._polygpu", "polygpu._runtime", "polygpu._default",
-                "polygpu._display")
+                "polygpu._display", "polygpu.linalg")
 
 # Dunders every class has, or that stubs leave to object's: not part of the typed interface.
 IGNORED_DUNDERS = {"__doc__", "__module__", "__dict__", "__weakref__", "__repr__", "__str__",

@@ -1,0 +1,137 @@
+/* task.c: tasks — C functions (library calls) launched like kernels. A task is a pg__kernel
+ * with no image and one function per device kind; it goes through binding, dependencies,
+ * placement, coherence and issue as a kernel does (core/kernel.c, core/exec.c), except that
+ * placement sees only the devices whose kind has a function, and the issue hands the backend a
+ * call (backend op `call`) instead of a launch: on CPU devices a worker runs it in stream order,
+ * on GPUs it runs at issue and enqueues onto the stream it is given. */
+#include "core/internal.h"
+#include "nvrtc/signature.h"
+
+#include <stdio.h>
+#include <string.h>
+
+pg_status pg_task_fail(pg_status s, const char *msg) {
+    if (s == PG_OK)
+        s = PG_ERROR_INTERNAL;
+    return pg__error(s, "%s", msg ? msg : "the task failed");
+}
+
+static const char *kind_name(pg_device_kind k) {
+    return k == PG_DEVICE_CPU ? "CPU" : "CUDA";
+}
+
+static pg_task_fn impl_for(const pg__kernel *k, pg_device_kind kind) {
+    return kind == PG_DEVICE_CPU ? k->impls.cpu : k->impls.cuda;
+}
+
+pg_status pg__task_fits(const pg__runtime *rt, const pg__kernel *k, uint32_t *mask) {
+    uint32_t m = 0;
+    for (int d = 0; d < rt->ndev; d++)
+        if (impl_for(k, rt->dev[d].info.kind))
+            m |= 1u << d;
+    *mask = m;
+    if (m)
+        return PG_OK;
+    return pg__error(PG_ERROR_ARGUMENT,
+                     "task '%s' cannot run on any device of this runtime: it has %s%s%s, and the "
+                     "devices are %s (placement considers only devices of a kind with an "
+                     "implementation)",
+                     k->name, k->impls.cpu ? "a CPU implementation" : "",
+                     k->impls.cpu && k->impls.cuda ? " and " : "",
+                     k->impls.cuda ? "a CUDA implementation" : "",
+                     rt->ndev && rt->dev[0].info.kind == PG_DEVICE_CPU ? "CPU devices" : "GPUs");
+}
+
+pg_status pg_task_new(pg_runtime *rth, const char *name, const pg_task_impls *impls,
+                      const char *signature, pg_kernel **out) {
+    pg__error_clear();
+    if (!name || !*name || !impls || !signature || !out)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_task_new: name (non-empty), impls, signature and out are required");
+    if (!impls->cpu && !impls->cuda)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_task_new: task '%s' has no implementation (impls->cpu and "
+                         "impls->cuda are both NULL)",
+                         name);
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_task_new", &rt))
+        return PG_ERROR_STATE;
+    int can_call = rt->ops->call != NULL;
+    const char *backend = rt->ops->name;
+    pthread_mutex_unlock(&rt->mu);
+    pg_status st = PG_OK;
+    pg_param_info *params = NULL;
+    int n = 0;
+    if (!can_call)
+        st = pg__error(PG_ERROR_ARGUMENT,
+                       "task '%s': the %s backend cannot run C functions in stream order, so "
+                       "tasks are not supported on its devices (use host: or cuda: devices)",
+                       name, backend);
+    if (!st && (st = pg__signature_parse(signature, &params, &n)) != PG_OK)
+        st = pg__error_wrap(st, "task '%s'", name);
+    if (!st && n > PG__MAX_PARAMS)
+        st = pg__error(PG_ERROR_ARGUMENT, "task '%s' has %d parameters; at most %d are supported",
+                       name, n, PG__MAX_PARAMS);
+    pg__kernel *k = NULL;
+    if (!st && (!(k = pg__calloc(1, sizeof *k)) || !(k->name = pg__strdup(name))))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st) {
+        k->rt = rt;
+        k->refs = 1;
+        k->params = params;
+        k->nparams = n;
+        k->is_task = 1;
+        k->impls = *impls;
+        st = pg__kernel_register(rt, k, out);
+    }
+    if (st) {
+        if (k)
+            pg__free(k->name);
+        pg__free(k);
+        pg__free(params);
+    }
+    pg__unpin(rt);
+    return st;
+}
+
+/* What the backend copies and the function receives: the call, then the slots and counts the
+ * call points to (set again after the copy). */
+typedef struct task_blob {
+    pg_task_fn fn;
+    pg_task_call call;
+    uint64_t vals[2 * PG__MAX_PARAMS];
+} task_blob;
+
+static pg_status trampoline(void *arg) {
+    task_blob *b = arg;
+    b->call.args = b->vals;
+    b->call.counts = b->vals + b->call.nargs;
+    return b->fn(&b->call);
+}
+
+pg_status pg__task_issue(pg__runtime *rt, pg__comp *c, pg__stream *s) {
+    const pg__kernel *k = c->kernel;
+    pg_device_kind kind = rt->dev[s->device].info.kind;
+    task_blob b;
+    memset(&b, 0, offsetof(task_blob, vals));
+    b.fn = impl_for(k, kind);
+    if (!b.fn) /* placement looks only where there is one */
+        return pg__error(PG_ERROR_INTERNAL, "task '%s' placed on a %s device, which it has no "
+                                            "implementation for",
+                         k->name, kind_name(kind));
+    int n = c->nslots;
+    b.call.name = k->name;
+    b.call.device = s->device;
+    b.call.kind = kind;
+    b.call.stream =
+        kind == PG_DEVICE_CPU || !rt->ops->stream_handle ? 0 : rt->ops->stream_handle(rt->b, s->b);
+    b.call.nargs = n;
+    b.call.params = k->params;
+    b.call.ctx = k->impls.ctx;
+    memcpy(b.vals, c->slots, (size_t)(2 * n) * sizeof *b.vals);
+    size_t bytes = offsetof(task_blob, vals) + (size_t)(2 * n) * sizeof *b.vals;
+    pg_status st = rt->ops->call(rt->b, s->b, trampoline, &b, bytes, c->timed ? &c->timing : NULL);
+    if (st && kind != PG_DEVICE_CPU)
+        return pg__error_wrap(st, "task '%s' on GPU %d", k->name, s->device);
+    return st;
+}
