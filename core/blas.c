@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,20 +71,36 @@ static void append(char *why, size_t cap, const char *what) {
     snprintf(why + len, cap - len, "%s%s", len ? "; " : "", what);
 }
 
-static const cblas_lib *load_cblas(char *why, size_t cap) {
-    static const char *const syms[] = {"cblas_sgemm", "cblas_dgemm", "cblas_saxpy",
-                                       "cblas_daxpy", "cblas_sdot",  "cblas_ddot"};
-    const char *env = getenv("PG_BLAS_LIB");
-    const char *defaults[] = {"libopenblas.so.0", "libblas.so.3"};
-    const char *const *names = env && *env ? &env : defaults;
-    int nnames = env && *env ? 1 : 2;
+_Static_assert(offsetof(cblas_lib, name) == 0 && sizeof(((cblas_lib *)0)->name) == 256 &&
+                   offsetof(cublas_lib, name) == 0 && sizeof(((cublas_lib *)0)->name) == 256,
+               "load_lib writes a library's name at its start, 256 bytes");
+
+/* One library kind: where to look, what it must export, where loaded ones are kept. Each
+ * library struct starts with its name, then one function pointer per symbol, in order. */
+typedef struct lib_kind {
+    const char *env;             /* names the library to use instead of the defaults */
+    const char *const *defaults; /* sonames tried in order */
+    int ndefaults;
+    const char *const *syms;
+    int nsyms;
+    size_t size, fns_offset; /* the library struct, and where its function pointers start */
+    void **loaded;           /* MAX_LIBS slots */
+    const char *what;        /* "BLAS", "cuBLAS", for the message */
+} lib_kind;
+
+/* The library of kind k, loaded once per distinct name (lock held throughout); NULL with why
+ * saying, per name tried, what was wrong. */
+static void *load_lib(const lib_kind *k, char *why, size_t cap) {
+    const char *env = getenv(k->env);
+    const char *const *names = env && *env ? &env : k->defaults;
+    int nnames = env && *env ? 1 : k->ndefaults;
     why[0] = '\0';
     pthread_mutex_lock(&libs_mu);
-    const cblas_lib *found = NULL;
-    for (int i = 0; i < MAX_LIBS && cblas_libs[i] && !found; i++)
+    void *found = NULL;
+    for (int i = 0; i < MAX_LIBS && k->loaded[i] && !found; i++)
         for (int j = 0; j < nnames && !found; j++)
-            if (!strcmp(cblas_libs[i]->name, names[j]))
-                found = cblas_libs[i];
+            if (!strcmp((const char *)k->loaded[i], names[j]))
+                found = k->loaded[i];
     for (int j = 0; j < nnames && !found; j++) {
         void *h = dlopen(names[j], RTLD_NOW | RTLD_LOCAL);
         char one[512];
@@ -93,26 +110,37 @@ static const cblas_lib *load_cblas(char *why, size_t cap) {
             append(why, cap, one);
             continue;
         }
-        cblas_lib *l = pg__calloc(1, sizeof *l);
+        char *l = pg__calloc(1, k->size);
         int slot = 0;
-        while (slot < MAX_LIBS && cblas_libs[slot])
+        while (slot < MAX_LIBS && k->loaded[slot])
             slot++;
         if (!l || slot == MAX_LIBS ||
-            !resolve(h, syms, (void **)&l->sgemm, 6, one, sizeof one, names[j])) {
+            !resolve(h, k->syms, (void **)(l + k->fns_offset), k->nsyms, one, sizeof one,
+                     names[j])) {
             if (!l || slot == MAX_LIBS)
-                snprintf(one, sizeof one, "%s: out of memory or too many BLAS libraries",
-                         names[j]);
+                snprintf(one, sizeof one, "%s: out of memory or too many %s libraries", names[j],
+                         k->what);
             append(why, cap, one);
             pg__free(l);
             dlclose(h);
             continue;
         }
-        snprintf(l->name, sizeof l->name, "%s", names[j]);
-        cblas_libs[slot] = l;
+        snprintf(l, 256, "%s", names[j]); /* the struct's name[256] */
+        k->loaded[slot] = l;
         found = l;
     }
     pthread_mutex_unlock(&libs_mu);
     return found;
+}
+
+static const cblas_lib *load_cblas(char *why, size_t cap) {
+    static const char *const syms[] = {"cblas_sgemm", "cblas_dgemm", "cblas_saxpy",
+                                       "cblas_daxpy", "cblas_sdot",  "cblas_ddot"};
+    static const char *const defaults[] = {"libopenblas.so.0", "libblas.so.3"};
+    static const lib_kind k = {
+        "PG_BLAS_LIB",       defaults, 2, syms, 6, sizeof(cblas_lib), offsetof(cblas_lib, sgemm),
+        (void **)cblas_libs, "BLAS"};
+    return load_lib(&k, why, cap);
 }
 
 static const cublas_lib *load_cublas(char *why, size_t cap) {
@@ -120,46 +148,17 @@ static const cublas_lib *load_cublas(char *why, size_t cap) {
         "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasSetPointerMode_v2",
         "cublasSgemm_v2",  "cublasDgemm_v2",   "cublasSaxpy_v2",     "cublasDaxpy_v2",
         "cublasSdot_v2",   "cublasDdot_v2"};
-    const char *env = getenv("PG_CUBLAS_LIB");
-    const char *defaults[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-    const char *const *names = env && *env ? &env : defaults;
-    int nnames = env && *env ? 1 : 3;
-    why[0] = '\0';
-    pthread_mutex_lock(&libs_mu);
-    const cublas_lib *found = NULL;
-    for (int i = 0; i < MAX_LIBS && cublas_libs[i] && !found; i++)
-        for (int j = 0; j < nnames && !found; j++)
-            if (!strcmp(cublas_libs[i]->name, names[j]))
-                found = cublas_libs[i];
-    for (int j = 0; j < nnames && !found; j++) {
-        void *h = dlopen(names[j], RTLD_NOW | RTLD_LOCAL);
-        char one[512];
-        if (!h) {
-            const char *e = dlerror();
-            snprintf(one, sizeof one, "%s", e ? e : names[j]);
-            append(why, cap, one);
-            continue;
-        }
-        cublas_lib *l = pg__calloc(1, sizeof *l);
-        int slot = 0;
-        while (slot < MAX_LIBS && cublas_libs[slot])
-            slot++;
-        if (!l || slot == MAX_LIBS ||
-            !resolve(h, syms, (void **)&l->create, 10, one, sizeof one, names[j])) {
-            if (!l || slot == MAX_LIBS)
-                snprintf(one, sizeof one, "%s: out of memory or too many cuBLAS libraries",
-                         names[j]);
-            append(why, cap, one);
-            pg__free(l);
-            dlclose(h);
-            continue;
-        }
-        snprintf(l->name, sizeof l->name, "%s", names[j]);
-        cublas_libs[slot] = l;
-        found = l;
-    }
-    pthread_mutex_unlock(&libs_mu);
-    return found;
+    static const char *const defaults[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    static const lib_kind k = {"PG_CUBLAS_LIB",
+                               defaults,
+                               3,
+                               syms,
+                               10,
+                               sizeof(cublas_lib),
+                               offsetof(cublas_lib, create),
+                               (void **)cublas_libs,
+                               "cuBLAS"};
+    return load_lib(&k, why, cap);
 }
 
 /* ---- the tasks */
@@ -307,8 +306,8 @@ static pg_status cpu_blas(const pg_task_call *c) {
 static pg_status cublas_status(const pg_task_call *c, const char *fn, int r) {
     if (r == 0)
         return PG_OK;
-    return pg__error(PG_ERROR_DEVICE, "task '%s': %s failed on GPU %d (cublasStatus_t %d)",
-                     c->name, fn, c->device, r);
+    return pg__error(PG_ERROR_DEVICE, "task '%s': %s failed on GPU %d (cublasStatus_t %d)", c->name,
+                     fn, c->device, r);
 }
 
 static pg_status gpu_blas(const pg_task_call *c) {
@@ -332,8 +331,8 @@ static pg_status gpu_blas(const pg_task_call *c) {
         int ta = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
         if (t->f64)
             return cublas_status(c, "cublasDgemm",
-                                 l->dgemm(*h, tb, ta, g.n, g.m, g.k, &g.alpha, arg_ptr(c, 1),
-                                          g.ldb, arg_ptr(c, 0), g.lda, &g.beta, arg_ptr(c, 2), g.n));
+                                 l->dgemm(*h, tb, ta, g.n, g.m, g.k, &g.alpha, arg_ptr(c, 1), g.ldb,
+                                          arg_ptr(c, 0), g.lda, &g.beta, arg_ptr(c, 2), g.n));
         float alpha = (float)g.alpha, beta = (float)g.beta;
         return cublas_status(c, "cublasSgemm",
                              l->sgemm(*h, tb, ta, g.n, g.m, g.k, &alpha, arg_ptr(c, 1), g.ldb,
@@ -371,7 +370,7 @@ typedef struct builtin {
 } builtin;
 
 #define GEMM_SIG(T)                                                                                \
-    "in const " T " *a, in const " T " *b, inout " T " *c, int64_t m, int64_t n, int64_t k, "     \
+    "in const " T " *a, in const " T " *b, inout " T " *c, int64_t m, int64_t n, int64_t k, "      \
     "int trans_a, int trans_b, double alpha, double beta"
 #define AXPY_SIG(T) "in const " T " *x, inout " T " *y, int64_t n, double alpha"
 #define DOT_SIG(T) "in const " T " *x, in const " T " *y, out " T " *result, int64_t n"
