@@ -69,6 +69,10 @@ void lpg_kernel_register(lua_State *L);
 void lpg_graph_register(lua_State *L);
 /* rt:record(fn): fn's kernel calls recorded once, returned as a callable graph (lpg_graph.c). */
 int lpg_runtime_record(lua_State *L);
+/* rt:task(name): a built-in task (pg_task_builtin) as a kernel; polygpu.linalg's table of
+ * gemm, axpy and dot pushed by lpg_push_linalg (lpg_linalg.c). */
+int lpg_runtime_task(lua_State *L);
+void lpg_push_linalg(lua_State *L);
 
 /* Runtime methods that make new handles (also used by the module-level functions). */
 int lpg_runtime_new(lua_State *L);

@@ -65,6 +65,8 @@ int luaopen_polygpu(lua_State *L) {
     lua_setfield(L, -2, "close");
     lua_pushcfunction(L, lpg_runtime_new);
     lua_setfield(L, -2, "runtime");
+    lpg_push_linalg(L);
+    lua_setfield(L, -2, "linalg");
     lua_pushcfunction(L, mod_default_runtime);
     lua_setfield(L, -2, "default_runtime");
     lua_pushfstring(L, "%d.%d.%d", PG_VERSION_MAJOR, PG_VERSION_MINOR, PG_VERSION_PATCH);

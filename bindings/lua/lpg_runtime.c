@@ -260,6 +260,7 @@ static int rt_write_trace(lua_State *L) {
 static const luaL_Reg methods[] = {
     {"array", lpg_array_new},
     {"kernel", lpg_kernel_new},
+    {"task", lpg_runtime_task},
     {"record", lpg_runtime_record},
     {"sync", rt_sync},
     {"stats", rt_stats},

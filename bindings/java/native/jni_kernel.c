@@ -1,4 +1,4 @@
-/* jni_kernel.c: polygpu.Native's kernel entry points: compile, free, launch. */
+/* jni_kernel.c: polygpu.Native's kernel entry points: compile, built-in tasks, free, launch. */
 #include "jni_util.h"
 
 #include <stdlib.h>
@@ -79,4 +79,22 @@ out:
     free(args);
     free(kind);
     free(value);
+}
+
+/* A built-in task (pg_task_builtin: "gemm_f32", "dot_f64", ...) as a kernel handle, launched
+ * with kernelLaunch (grid and block are ignored) and freed with kernelFree. */
+JNIEXPORT jlong JNICALL Java_polygpu_Native_taskBuiltin(JNIEnv *env, jclass cls, jlong rt,
+                                                        jbyteArray name) {
+    int failed = 0;
+    char *nm = pgj_cstr(env, name, &failed);
+    pg_kernel *k = NULL;
+    if (!failed) {
+        pg_status st = pg_task_builtin(PGJ_PTR(pg_runtime, rt), nm, &k);
+        if (st) {
+            pgj_throw_status(env, st);
+            k = NULL;
+        }
+    }
+    free(nm);
+    return PGJ_HANDLE(k);
 }

@@ -110,6 +110,9 @@ final class Native {
     static native long kernelNew(long rt, byte[] source, byte[] name, byte[] signature,
             byte[] options);
 
+    /** A built-in task (pg_task_builtin) as a kernel handle, freed with kernelFree. */
+    static native long taskBuiltin(long rt, byte[] name);
+
     static native void kernelFree(long k);
 
     static native void graphBegin(long rt);

@@ -334,6 +334,7 @@ public final class Runtime implements AutoCloseable {
 
     final State state;
     private final Cleaner.Cleanable cleanable;
+    private volatile Linalg linalg;
 
     /** A runtime with every option from its environment variable or its default. */
     public Runtime() {
@@ -509,6 +510,49 @@ public final class Runtime implements AutoCloseable {
         } finally {
             exit();
         }
+    }
+
+    /**
+     * A built-in task: a library call (BLAS) that the runtime schedules like a kernel, returned as
+     * a {@link Kernel} and launched as one (grid and block are ignored). The names are {@code
+     * gemm_f32}, {@code gemm_f64}, {@code axpy_f32}, {@code axpy_f64}, {@code dot_f32} and {@code
+     * dot_f64}; their arguments are those of {@code pg_task_builtin} in {@code polygpu.h}. {@link
+     * #linalg()} wraps them with shapes and dtypes taken from the arrays.
+     *
+     * @param name the task's name
+     * @return the task, as a kernel
+     * @throws NotFoundException for an unknown name, or when no device can load its library
+     *                           (OpenBLAS on CPU devices, cuBLAS on GPUs)
+     * @throws ArgumentException if the runtime's devices cannot run tasks (the simulator)
+     */
+    public Kernel task(String name) {
+        if (name == null)
+            throw new ArgumentException("task name must not be null");
+        byte[] nm = Native.cstr(name, "task name");
+        long h = enter();
+        try {
+            return new Kernel(this, Native.taskBuiltin(h, nm), name);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * BLAS calls on this runtime's arrays ({@link Linalg}): one object per runtime, which makes
+     * each task once.
+     *
+     * @return the runtime's {@link Linalg}
+     */
+    public Linalg linalg() {
+        Linalg l = linalg;
+        if (l == null) {
+            synchronized (this) {
+                l = linalg;
+                if (l == null)
+                    linalg = l = new Linalg(this);
+            }
+        }
+        return l;
     }
 
     /**
