@@ -137,7 +137,7 @@ static int rt_stats(lua_State *L) {
     pg_status st = pg_runtime_stats(r->rt, &s);
     if (st != PG_OK)
         return lpg_fail(L, st);
-    lua_createtable(L, 0, 10);
+    lua_createtable(L, 0, 15);
     lua_pushinteger(L, s.ndevices);
     lua_setfield(L, -2, "ndevices");
     lpg_set_u64(L, "computations", s.computations);
@@ -147,6 +147,11 @@ static int rt_stats(lua_State *L) {
     lpg_set_u64(L, "bytes_moved", s.bytes_moved);
     lpg_set_u64(L, "host_wait_ns", s.host_wait_ns);
     lpg_set_u64(L, "pending", s.pending);
+    lpg_set_u64(L, "evictions", s.evictions);
+    lpg_set_u64(L, "bytes_evicted", s.bytes_evicted);
+    lpg_set_u64(L, "writebacks", s.writebacks);
+    lpg_set_u64(L, "copies_elided", s.copies_elided); /* elide_copies: values are wrong */
+    lpg_set_u64(L, "bytes_elided", s.bytes_elided);
     int nloc = s.ndevices + 1 <= PG_MAX_DEVICES + 1 ? s.ndevices + 1 : PG_MAX_DEVICES + 1;
     lua_createtable(L, nloc, 0);
     for (int src = 0; src < nloc; src++) {

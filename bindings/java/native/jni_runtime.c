@@ -92,7 +92,7 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
         free(s);
         return NULL;
     }
-    jlong v[8 + NLOC * NLOC];
+    jlong v[8 + NLOC * NLOC + 5];
     v[0] = s->ndevices;
     v[1] = (jlong)s->computations;
     v[2] = (jlong)s->kernels;
@@ -104,10 +104,15 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
     for (int i = 0; i < NLOC; i++)
         for (int j = 0; j < NLOC; j++)
             v[8 + i * NLOC + j] = (jlong)s->link_bytes[i][j];
+    v[8 + NLOC * NLOC] = (jlong)s->evictions;
+    v[8 + NLOC * NLOC + 1] = (jlong)s->bytes_evicted;
+    v[8 + NLOC * NLOC + 2] = (jlong)s->writebacks;
+    v[8 + NLOC * NLOC + 3] = (jlong)s->copies_elided;
+    v[8 + NLOC * NLOC + 4] = (jlong)s->bytes_elided;
     free(s);
-    jlongArray out = (*env)->NewLongArray(env, 8 + NLOC * NLOC);
+    jlongArray out = (*env)->NewLongArray(env, 8 + NLOC * NLOC + 5);
     if (out)
-        (*env)->SetLongArrayRegion(env, out, 0, 8 + NLOC * NLOC, v);
+        (*env)->SetLongArrayRegion(env, out, 0, 8 + NLOC * NLOC + 5, v);
     return out;
 }
 

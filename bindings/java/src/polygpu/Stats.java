@@ -9,6 +9,7 @@ public final class Stats {
     private final long computations, kernels, hostAccesses, copies, bytesMoved, hostWaitNs,
             pending;
     private final long[][] linkBytes;
+    private final long evictions, bytesEvicted, writebacks, copiesElided, bytesElided;
 
     Stats(long[] raw, int maxLocations) {
         ndevices = (int) raw[0];
@@ -24,6 +25,59 @@ public final class Stats {
         for (int s = 0; s < n; s++)
             for (int d = 0; d < n; d++)
                 linkBytes[s][d] = raw[8 + s * maxLocations + d];
+        int tail = 8 + maxLocations * maxLocations;
+        evictions = raw[tail];
+        bytesEvicted = raw[tail + 1];
+        writebacks = raw[tail + 2];
+        copiesElided = raw[tail + 3];
+        bytesElided = raw[tail + 4];
+    }
+
+    /**
+     * Device copies freed to make room under {@code device_memory_limit}.
+     *
+     * @return the number of evictions
+     */
+    public long evictions() {
+        return evictions;
+    }
+
+    /**
+     * Bytes of the evicted copies.
+     *
+     * @return the bytes evicted
+     */
+    public long bytesEvicted() {
+        return bytesEvicted;
+    }
+
+    /**
+     * Evictions that held the only current value, copied to the host first.
+     *
+     * @return the number of write-backs
+     */
+    public long writebacks() {
+        return writebacks;
+    }
+
+    /**
+     * Copies skipped by the {@code elide_copies} limit study (also counted in {@link #copies()}
+     * as if made): non-zero means the arrays' values are wrong and only the timing means
+     * something.
+     *
+     * @return the number of elided copies
+     */
+    public long copiesElided() {
+        return copiesElided;
+    }
+
+    /**
+     * Bytes of the elided copies.
+     *
+     * @return the bytes elided
+     */
+    public long bytesElided() {
+        return bytesElided;
     }
 
     /**
