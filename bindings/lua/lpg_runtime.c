@@ -131,6 +131,17 @@ void lpg_set_u64(lua_State *L, const char *key, uint64_t v) {
 
 /* rt:stats(): counters; link_bytes[src + 1][dst + 1] where location 0 is the host and d + 1
  * device d (so link_bytes[1] is the host's row). */
+/* rt:clock(): seconds since the runtime was made — virtual time on simulated devices. */
+static int rt_clock(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    uint64_t ns = 0;
+    pg_status st = pg_runtime_clock(r->rt, &ns);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    lua_pushnumber(L, (lua_Number)ns * 1e-9);
+    return 1;
+}
+
 static int rt_stats(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
     pg_stats s;
@@ -269,6 +280,7 @@ static const luaL_Reg methods[] = {
     {"record", lpg_runtime_record},
     {"sync", rt_sync},
     {"stats", rt_stats},
+    {"clock", rt_clock},
     {"devices", rt_devices},
     {"dag", rt_dag},
     {"export_dag", rt_export_dag},

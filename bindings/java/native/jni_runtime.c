@@ -80,6 +80,17 @@ JNIEXPORT void JNICALL Java_polygpu_Native_runtimeSyncTimeout(JNIEnv *env, jclas
 }
 
 /* Layout read by Stats: 8 counters, then link_bytes row-major, NLOC x NLOC. */
+JNIEXPORT jlong JNICALL Java_polygpu_Native_runtimeClock(JNIEnv *env, jclass cls, jlong rt) {
+    (void)cls;
+    uint64_t ns = 0;
+    pg_status st = pg_runtime_clock(PGJ_PTR(pg_runtime, rt), &ns);
+    if (st) {
+        pgj_throw_status(env, st);
+        return 0;
+    }
+    return (jlong)ns;
+}
+
 JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclass cls, jlong rt) {
     pg_stats *s = malloc(sizeof *s);
     if (!s) {

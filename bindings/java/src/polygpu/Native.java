@@ -56,6 +56,8 @@ final class Native {
 
     static native long[] runtimeStats(long rt);
 
+    static native long runtimeClock(long rt);
+
     /**
      * {long[] (id, kind, memory, major, minor, multiprocessors, max threads per block, max block
      * x y z, max grid x y z, max shared memory per block) per device, String[] names}.

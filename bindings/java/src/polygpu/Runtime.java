@@ -591,6 +591,22 @@ public final class Runtime implements AutoCloseable {
     }
 
     /**
+     * Seconds since the runtime was created: real time, or on simulated devices
+     * ({@code devices("sim:MACHINE")}) the simulated machine's virtual time, so a program timing
+     * itself between two readings (after a sync or a read) measures what that machine would take.
+     *
+     * @return the runtime's clock in seconds
+     */
+    public double clock() {
+        long h = enter();
+        try {
+            return Native.runtimeClock(h) * 1e-9;
+        } finally {
+            exit();
+        }
+    }
+
+    /**
      * The runtime's counters now.
      *
      * @return a snapshot
