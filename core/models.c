@@ -3,7 +3,8 @@
  * of two), a robust estimate of its duration — the median of the last PG__MODEL_KEEP measured
  * samples, where the first sample of each bucket in a process is dropped (warm-up: compiling,
  * first touch) and a sample over 10x the median is not kept (a spike; three in a row, though,
- * mean the kernel changed: the old samples go). Models are loaded from
+ * mean the kernel changed: the old samples go). A CPU device's class is "CPU device (N threads)"
+ * (its name without its index). Models are loaded from
  * <cache_dir>/models/<device class>.csv at runtime creation and written back (atomically) at
  * pg_runtime_free. The min-finish-time policy reads the predictions through the view
  * (core/place.c). Lock held, except where said. */
@@ -228,7 +229,15 @@ static void load_line(pg__runtime *rt, int cls, char *line) {
 
 void pg__models_load(pg__runtime *rt) {
     for (int d = 0; d < rt->ndev; d++) {
-        int cls = class_of(rt, rt->dev[d].info.name, 1);
+        const pg_device_info *in = &rt->dev[d].info;
+        char name[128];
+        /* A CPU device's name carries its index: the class is its thread count. */
+        if (in->kind == PG_DEVICE_CPU)
+            snprintf(name, sizeof name, "CPU device (%d thread%s)", in->multiprocessors,
+                     in->multiprocessors == 1 ? "" : "s");
+        else
+            snprintf(name, sizeof name, "%s", in->name);
+        int cls = class_of(rt, name, 1);
         rt->dev_model_class[d] = cls < 0 ? 0 : cls;
     }
     if (!rt->opt.models)

@@ -111,7 +111,8 @@ typedef struct pg_options {
     const char *profile;
     /* Performance models (pg_runtime_models): "on": every kernel's and task's measured
      * duration (GPUs: timed with events, which costs a little per launch; CPU and simulated
-     * devices are timed anyway) is kept per kernel name, device class (the device's name) and
+     * devices are timed anyway) is kept per kernel name, device class (the device's name; CPU
+     * devices: "CPU device (N threads)") and
      * size bucket (bytes of its array arguments rounded down to a power of two); the models
      * are loaded from <cache_dir>/models/<device class>.csv when the runtime is created and
      * written back (atomically) at pg_runtime_free, and the min-finish-time policy predicts
@@ -561,7 +562,8 @@ pg_status pg_elements_convert(pg_dtype from, const void *src, pg_dtype to, void 
  * device class at one size bucket. */
 typedef struct pg_model_info {
     char kernel[64];        /* the kernel's or task's name */
-    char device_class[128]; /* the device's name (pg_device_info.name), e.g. "CPU device" */
+    char device_class[128]; /* the device's name (pg_device_info.name), e.g. "NVIDIA H200";
+                               CPU devices: "CPU device (N threads)", without the index */
     uint64_t bytes;         /* size bucket: bytes of the array arguments, rounded down to a
                                power of two (0: none) */
     uint64_t median_ns;     /* the median of the kept samples (0 while none is kept) */
