@@ -25,8 +25,8 @@ struct pg__model {
     uint64_t bucket;
     uint64_t ns[PG__MODEL_KEEP]; /* a ring of the kept samples */
     int n, head;
-    int warm;    /* a sample of this process came (the first is dropped) */
-    int spikes;  /* consecutive rejected samples */
+    int warm;   /* a sample of this process came (the first is dropped) */
+    int spikes; /* consecutive rejected samples */
     uint64_t median;
 };
 
@@ -273,8 +273,9 @@ pg_status pg__models_save(pg__runtime *rt) {
         char *buf = pg__malloc(cap);
         if (!buf)
             return PG_OK;
-        len = (size_t)snprintf(buf, cap, "# polygpu performance models for %s: kernel,bytes,"
-                                         "median_ns,samples,kept samples in ns\n",
+        len = (size_t)snprintf(buf, cap,
+                               "# polygpu performance models for %s: kernel,bytes,"
+                               "median_ns,samples,kept samples in ns\n",
                                rt->model_class[cls]);
         int any = 0;
         for (int e = 0; e < rt->nmodels && buf; e++) {

@@ -157,9 +157,9 @@ static int min_finish_time(void *state, const pg_policy_view *v) {
         if ((v->candidates >> d & 1) && !(v->devices[d].predicted_s >= 0))
             return minmax_transfer_time(state, v);
     for (int d = 0; d < v->ndevices; d++)
-        score[d] = (v->candidates >> d & 1) ? v->devices[d].queued_s + transfer_time(v, d, 1) +
-                                                  v->devices[d].predicted_s
-                                            : DBL_MAX;
+        score[d] = (v->candidates >> d & 1)
+                       ? v->devices[d].queued_s + transfer_time(v, d, 1) + v->devices[d].predicted_s
+                       : DBL_MAX;
     return pick(state, v, v->candidates, score);
 }
 

@@ -520,10 +520,10 @@ static PyObject *runtime_models(PyObject *self, PyObject *unused) {
             Py_DECREF(list);
             return pgpy_raise(st);
         }
-        PyObject *d = Py_BuildValue("{s:s,s:s,s:K,s:K,s:i}", "kernel", m.kernel, "device_class",
-                                    m.device_class, "bytes", (unsigned long long)m.bytes,
-                                    "median_ns", (unsigned long long)m.median_ns, "samples",
-                                    m.samples);
+        PyObject *d =
+            Py_BuildValue("{s:s,s:s,s:K,s:K,s:i}", "kernel", m.kernel, "device_class",
+                          m.device_class, "bytes", (unsigned long long)m.bytes, "median_ns",
+                          (unsigned long long)m.median_ns, "samples", m.samples);
         if (!d || PyList_Append(list, d) < 0)
             Py_CLEAR(list);
         Py_XDECREF(d);
