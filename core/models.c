@@ -161,8 +161,8 @@ uint64_t pg__models_args_bytes(const pg__comp *c) {
 }
 
 void pg__models_note(pg__runtime *rt, const pg__comp *c) {
-    if (!rt->opt.models || c->kind != PG__KERNEL || !c->kernel ||
-        c->timing.end_ns <= c->timing.start_ns)
+    if (!rt->opt.models || c->kind != PG__KERNEL || !c->kernel || c->err ||
+        c->timing.end_ns <= c->timing.start_ns) /* a failed run's time says nothing */
         return;
     pg__models_sample(rt, c->kernel->name, c->device, pg__models_args_bytes(c),
                       c->timing.end_ns - c->timing.start_ns);
