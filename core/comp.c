@@ -190,11 +190,17 @@ static void finish(pg__runtime *rt, pg__comp *c) {
         rt->ops->timing_resolve(rt->b, &c->timing);
         pg__dag_record_timing(rt, c);
         pg__profile_note(rt, c);
+        pg__models_note(rt, c);
         rt->ops->timing_release(rt->b, &c->timing);
         c->timed = 0;
     }
     if (c->device >= 0 && rt->dev[c->device].inflight > 0)
         rt->dev[c->device].inflight--;
+    if (c->pred_ns && c->device >= 0) {
+        uint64_t *q = &rt->dev[c->device].queued_ns;
+        *q = *q > c->pred_ns ? *q - c->pred_ns : 0;
+        c->pred_ns = 0;
+    }
     release_work(rt, c);
 }
 

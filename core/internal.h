@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
+#define PG__MODEL_KEEP 32    /* samples a performance model keeps per bucket (core/models.c) */
+#define PG__MODEL_CLASSES PG_MAX_DEVICES /* device classes: at most one per device */
 
 typedef struct pg__runtime pg__runtime;
 typedef struct pg__array pg__array;
@@ -26,6 +28,7 @@ typedef struct pg__stream pg__stream;
 typedef struct pg__graph pg__graph;
 typedef struct pg__plan pg__plan;
 typedef struct pg__profile_sample pg__profile_sample;
+typedef struct pg__model pg__model;
 
 /* Location index: 0 = host, d + 1 = device d. */
 #define PG__LOC(dev) ((dev) + 1)
@@ -103,6 +106,7 @@ struct pg__comp {
     uint64_t seq;       /* position on its stream (pg__stream.issued_seq when issued) */
     pg__timing timing;
     int timed;
+    uint64_t pred_ns; /* predicted duration (models), counted in its device's queued_ns */
     int stream_taken; /* a child already reuses this computation's stream */
     /* host accesses: the threads holding it open (another thread's access that it covers
      * shares it), with their holds; holders_lost when that is no longer known */
@@ -253,6 +257,7 @@ typedef struct pg__device {
     pg__stream *streams[PG__MAX_STREAMS];
     pg__stream *copy_stream; /* prefetch: input copies go here */
     uint64_t inflight;
+    uint64_t queued_ns; /* predicted durations of its issued, unfinished computations */
     int failed;    /* a kernel faulted here: nothing is placed here any more */
     char *failure; /* why, owned (may be NULL when out of memory) */
     /* memory pressure (core/evict.c); the bytes held are rt->stats.device_bytes[d] */
@@ -284,6 +289,7 @@ typedef struct pg__options_resolved {
     char cache_dir[1024];
     int check_bounds;             /* check=bounds: guard pages around CPU device buffers */
     int elide_copies;             /* a limit study: copies between locations are skipped */
+    int models;                   /* performance models learn, persist and predict */
     uint64_t device_memory_limit; /* 0: none */
 } pg__options_resolved;
 
@@ -336,6 +342,14 @@ struct pg__runtime {
     /* kernel durations for the timing profile (core/profile.c; option profile) */
     pg__profile_sample *prof;
     int nprof, capprof;
+    /* performance models (core/models.c; option models) */
+    pg__model *models;
+    int nmodels, capmodels;
+    int *model_index; /* open addressing over models, -1 empty */
+    size_t model_index_cap;
+    char model_class[PG__MODEL_CLASSES][128]; /* device classes: the devices' names */
+    int nmodel_class;
+    int dev_model_class[PG_MAX_DEVICES];
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -389,6 +403,19 @@ void pg__plan_free(pg__runtime *rt, pg__plan *p); /* waits for its last replay's
  * append what was kept to the profile file (error: the file could not be written). */
 void pg__profile_note(pg__runtime *rt, const pg__comp *c);
 pg_status pg__profile_write(pg__runtime *rt);
+
+/* ---- performance models (core/models.c): durations per kernel, device class and size bucket */
+uint64_t pg__model_bucket(uint64_t bytes); /* bytes rounded down to a power of two (0: 0) */
+uint64_t pg__models_args_bytes(const pg__comp *c); /* the bytes a model is keyed on */
+/* A measured duration of `kernel` on device dev over `bytes` of arguments (warm-up and
+ * spike rules apply); c finished, timed: its duration. */
+void pg__models_sample(pg__runtime *rt, const char *kernel, int dev, uint64_t bytes, uint64_t ns);
+void pg__models_note(pg__runtime *rt, const pg__comp *c);
+/* The predicted duration in ns, -1 when unknown (fewer than 3 samples, or models off). */
+int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_t bytes);
+void pg__models_load(pg__runtime *rt);      /* at creation: device classes, then the files */
+pg_status pg__models_save(pg__runtime *rt); /* at close: the files (atomic) */
+void pg__models_free(pg__runtime *rt);
 
 /* ---- options (core/options.c) */
 pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *out);

@@ -110,6 +110,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         str = &o->check;
     else if (!strcmp(name, "profile"))
         str = &o->profile;
+    else if (!strcmp(name, "models"))
+        str = &o->models;
     if (str) {
         const char *copy = pg__intern(value);
         if (!copy)
@@ -148,7 +150,7 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "unknown option '%s': expected devices, policy, stream_policy, "
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace, cache_dir, check, "
-                     "device_memory_limit, elide_copies or profile",
+                     "device_memory_limit, elide_copies, profile or models",
                      name);
 }
 
@@ -344,6 +346,16 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
                        "profile")) ||
         (r->profile[0] && (st = check_output_path("profile", r->profile))))
         return st;
+
+    const char *md = pick(o->models, "PG_MODELS", NULL);
+    if (!md)
+        r->models = !strcmp(r->policy, "min-finish-time");
+    else if (!strcmp(md, "on"))
+        r->models = 1;
+    else if (!strcmp(md, "off"))
+        r->models = 0;
+    else
+        return pg__error(PG_ERROR_ARGUMENT, "unknown models '%s': expected off or on", md);
 
     const char *ck = pick(o->check, "PG_CHECK", "off");
     if (!strcmp(ck, "off"))

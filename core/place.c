@@ -22,6 +22,15 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
         devs[d].busy_streams = busy;
         devs[d].streams = dv->nstreams;
         devs[d].inflight = dv->inflight;
+        devs[d].queued_s = (double)dv->queued_ns * 1e-9;
+        devs[d].predicted_s = -1;
+    }
+    if (rt->opt.models && c->kind == PG__KERNEL && c->kernel) {
+        uint64_t bytes = pg__models_args_bytes(c);
+        for (int d = 0; d < rt->ndev; d++) {
+            int64_t p = pg__models_predict(rt, c->kernel->name, d, bytes);
+            devs[d].predicted_s = p < 0 ? -1 : (double)p * 1e-9;
+        }
     }
     for (int i = 0; i < c->nargs; i++) {
         const pg__array *a = c->args[i].array;

@@ -109,6 +109,17 @@ typedef struct pg_options {
      * pg_runtime_free as samples the simulated devices (devices="sim:...,profile=PATH") fit
      * their duration models from. NULL: PG_PROFILE, else none. */
     const char *profile;
+    /* Performance models (pg_runtime_models): "on": every kernel's and task's measured
+     * duration (GPUs: timed with events, which costs a little per launch; CPU and simulated
+     * devices are timed anyway) is kept per kernel name, device class (the device's name; CPU
+     * devices: "CPU device (N threads)") and
+     * size bucket (bytes of its array arguments rounded down to a power of two); the models
+     * are loaded from <cache_dir>/models/<device class>.csv when the runtime is created and
+     * written back (atomically) at pg_runtime_free, and the min-finish-time policy predicts
+     * with them. "off": none of that. NULL: PG_MODELS, else "on" when the policy is
+     * min-finish-time and "off" otherwise (so that other runtimes write nothing to the cache
+     * folder and time nothing they did not before). */
+    const char *models;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -545,6 +556,35 @@ pg_status pg_element_load(pg_dtype t, const void *src, pg_arg *out);
 pg_status pg_elements_convert(pg_dtype from, const void *src, pg_dtype to, void *dst,
                               uint64_t count, int truncate);
 
+/* ---------------------------------------------------------------- performance models */
+
+/* One performance model (option models): the measured durations of a kernel or task on one
+ * device class at one size bucket. */
+typedef struct pg_model_info {
+    char kernel[64];        /* the kernel's or task's name */
+    char device_class[128]; /* the device's name (pg_device_info.name), e.g. "NVIDIA H200";
+                               CPU devices: "CPU device (N threads)", without the index */
+    uint64_t bytes;         /* size bucket: bytes of the array arguments, rounded down to a
+                               power of two (0: none) */
+    uint64_t median_ns;     /* the median of the kept samples (0 while none is kept) */
+    int samples;            /* samples kept: the last 32 at most; the first of each bucket in a
+                               process is dropped (warm-up), as is one over 10x the median (a
+                               spike; three in a row start the model afresh). A prediction needs
+                               3 */
+} pg_model_info;
+
+/* The models known (loaded and learned): *count of them, 0 when models are off. Models are
+ * only added while the runtime lives, so index i < count keeps naming the same one;
+ * pg_runtime_model(rt, i, &info) reads it as it is now. */
+pg_status pg_runtime_models(pg_runtime *rt, int *count);
+pg_status pg_runtime_model(pg_runtime *rt, int i, pg_model_info *out);
+/* Record a duration as if `kernel` had run on `device` over `bytes` of array arguments for
+ * `ns` (the same rules as measured samples, warm-up included): to seed models from
+ * measurements made elsewhere, or to script them in a test. PG_ERROR_STATE when models are
+ * off. */
+pg_status pg_runtime_model_sample(pg_runtime *rt, const char *kernel, int device, uint64_t bytes,
+                                  uint64_t ns);
+
 /* ---------------------------------------------------------------- policies */
 
 /* What a device policy sees: read-only. Locations: 0 host, d + 1 device d. */
@@ -553,6 +593,13 @@ typedef struct pg_policy_device {
     int busy_streams;  /* streams with unfinished work */
     int streams;       /* streams created so far */
     uint64_t inflight; /* unfinished computations on this device */
+    /* Performance models (option models; 0 and -1 when off): */
+    double predicted_s; /* this computation's predicted duration here in seconds; < 0 unknown
+                           (its kernel has fewer than 3 samples on this device class at this
+                           size, or it is not a kernel) */
+    double queued_s;    /* predicted seconds until this device's issued work ends: the sum of
+                           the predictions for its issued, unfinished computations (those
+                           without one count 0), however long they have run already */
 } pg_policy_device;
 
 typedef struct pg_policy_array {
@@ -579,6 +626,12 @@ typedef struct pg_device_policy {
     void (*destroy)(void *state);
 } pg_device_policy;
 
+/* Built-in policies: "round-robin", "stream-aware", "min-transfer-size",
+ * "minmax-transfer-time" (the default), "min-transfer-time", and "min-finish-time" (HEFT /
+ * StarPU dmda): the candidate with the earliest predicted finish, queued_s + the time to bring
+ * the inputs it lacks over their slowest valid link + predicted_s; while the computation's
+ * duration is unknown on some candidate (not yet calibrated, or models off), it chooses as
+ * minmax-transfer-time does. Choosing it turns option models on unless it is set. */
 /* Register a device policy under `name` (copied) for runtimes created afterwards. Built-in
  * names cannot be replaced. */
 pg_status pg_policy_register(const char *name, const pg_device_policy *policy);

@@ -9,7 +9,7 @@
 /* Open the backend that `devices` names; "auto" is CUDA if it opens, else one CPU device. */
 static pg_status open_backend(pg__runtime *rt) {
     const char *spec = rt->opt.devices;
-    int timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0;
+    int timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || rt->opt.models;
     if (!strcmp(spec, "auto")) {
         pg_status st = pg__cuda_backend_open("", timing, &rt->ops, &rt->b, &rt->ndev);
         if (st == PG_OK)
@@ -54,6 +54,7 @@ static void destroy(pg__runtime *rt) {
     }
     pg__records_free(rt->records);
     pg__free(rt->prof);
+    pg__models_free(rt);
     pg__comp_pool_free(rt);
     pg__free(rt->first_failure);
     for (int d = 0; d < PG_MAX_DEVICES; d++)
@@ -83,14 +84,16 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
                        PG_MAX_DEVICES);
     rt->epoch_ns = pg__now_ns();
-    rt->timing =
-        rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || (!st && !rt->ops->wants_timing_events);
+    rt->timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || rt->opt.models ||
+                 (!st && !rt->ops->wants_timing_events);
     for (int d = 0; !st && d < rt->ndev; d++) {
         st = rt->ops->device_info(rt->b, d, &rt->dev[d].info);
         rt->dev[d].info.id = d;
     }
-    if (!st)
+    if (!st) {
         pg__limits_init(rt);
+        pg__models_load(rt);
+    }
     if (!st && (st = pg__links_init(rt)))
         pg__error_wrap(st,
                        "pg_runtime_new: reading the interconnect matrix '%s' (option "
@@ -184,6 +187,14 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
         pthread_mutex_unlock(&rt->mu);
         if (!st)
             st = pst;
+    }
+    if (rt->opt.models) {
+        pthread_mutex_lock(&rt->mu);
+        pg__exec_sweep(rt, 1 << 30);
+        pg_status mst = pg__models_save(rt);
+        pthread_mutex_unlock(&rt->mu);
+        if (!st)
+            st = mst;
     }
     pthread_mutex_lock(&rt->mu);
     while (rt->narrays) {

@@ -1,5 +1,6 @@
-/* device_policies.c: the built-in device policies (GrCUDA's, plus min-transfer-time). Each
- * reads the view only; its private state is a rotation counter that breaks ties. */
+/* device_policies.c: the built-in device policies (GrCUDA's, plus min-transfer-time and
+ * min-finish-time). Each reads the view only; its private state is a rotation counter that
+ * breaks ties. */
 #include "policies/builtin.h"
 #include "base/alloc.h"
 
@@ -146,12 +147,29 @@ static int min_transfer_time(void *state, const pg_policy_view *v) {
     return by_transfer_time(state, v, 0);
 }
 
+/* HEFT / StarPU's dmda: the earliest predicted finish — the device's queued work, then the
+ * inputs it lacks over their slowest valid links, then this computation's predicted duration
+ * there. Until the duration is known on every candidate (performance models calibrate as work
+ * runs), minmax-transfer-time's choice. */
+static int min_finish_time(void *state, const pg_policy_view *v) {
+    double score[PG_MAX_DEVICES];
+    for (int d = 0; d < v->ndevices; d++)
+        if ((v->candidates >> d & 1) && !(v->devices[d].predicted_s >= 0))
+            return minmax_transfer_time(state, v);
+    for (int d = 0; d < v->ndevices; d++)
+        score[d] = (v->candidates >> d & 1)
+                       ? v->devices[d].queued_s + transfer_time(v, d, 1) + v->devices[d].predicted_s
+                       : DBL_MAX;
+    return pick(state, v, v->candidates, score);
+}
+
 static const pg__builtin_policy builtins[] = {
     {"round-robin", {create, round_robin, destroy}},
     {"stream-aware", {create, stream_aware, destroy}},
     {"min-transfer-size", {create, min_transfer_size, destroy}},
     {"minmax-transfer-time", {create, minmax_transfer_time, destroy}},
     {"min-transfer-time", {create, min_transfer_time, destroy}},
+    {"min-finish-time", {create, min_finish_time, destroy}},
     {NULL, {NULL, NULL, NULL}},
 };
 

@@ -76,6 +76,13 @@ class _DeviceInfo(TypedDict):
     max_grid: tuple[int, int, int]
     max_shared_memory_per_block: int
 
+class _ModelInfo(TypedDict):
+    kernel: str
+    device_class: str
+    bytes: int
+    median_ns: int
+    samples: int
+
 class _Stats(TypedDict):
     ndevices: int
     computations: int
@@ -183,6 +190,7 @@ class Runtime:
         device_memory_limit: int | str | None = None,
         elide_copies: bool | int | str | None = None,
         profile: _StrPath | None = None,
+        models: Literal["off", "on"] | None = None,
     ) -> None: ...
     def close(self, timeout: float | None = None) -> None: ...
     def sync(self, timeout: float | None = None) -> None: ...
@@ -198,6 +206,7 @@ class Runtime:
         options: str | Iterable[str] | None = None,
     ) -> Kernel: ...
     def stats(self) -> _Stats: ...
+    def models(self) -> list[_ModelInfo]: ...
     def write_trace(self, path: _FSPath, /) -> None: ...
     def record(self) -> Graph: ...
     def _dag(self) -> _Dag: ...

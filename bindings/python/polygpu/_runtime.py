@@ -7,7 +7,7 @@ from ._display import DAG, Timeline
 
 #: The built-in device policies (Runtime(policy=...)).
 POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time",
-            "min-transfer-time")
+            "min-transfer-time", "min-finish-time")
 
 _DAG_FORMATS = {"dot": _polygpu.DAG_DOT, "gv": _polygpu.DAG_DOT, "json": _polygpu.DAG_JSON}
 
@@ -53,6 +53,10 @@ class Runtime(_polygpu.Runtime):
     * ``profile``: path of a kernel timing profile to record: each kernel's measured duration,
       launch shape and argument bytes, appended when the runtime is closed; simulated devices
       (``devices="sim:MACHINE,profile=PATH"``) predict kernel times from it.
+    * ``models``: ``"on"`` to learn performance models (each kernel's and task's median
+      duration per device class and size bucket, see :meth:`models`), kept under
+      ``cache_dir/models`` across processes; ``"off"``. Default ``PG_MODELS``, else on with
+      ``policy="min-finish-time"`` (which places by predicted finish time) and off otherwise.
 
     Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:

@@ -13,6 +13,7 @@ POLICIES: tuple[
     Literal["min-transfer-size"],
     Literal["minmax-transfer-time"],
     Literal["min-transfer-time"],
+    Literal["min-finish-time"],
 ]
 
 class _DLPackProducer(Protocol):  # NumPy, PyTorch, JAX, CuPy arrays, DeviceArray...

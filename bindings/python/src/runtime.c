@@ -501,6 +501,36 @@ static PyObject *runtime_exit(PyObject *self, PyObject *args) {
     Py_RETURN_FALSE;
 }
 
+static PyObject *runtime_models(PyObject *self, PyObject *unused) {
+    (void)unused;
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    int n = 0;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_runtime_models(rt->h, &n);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list && i < n; i++) {
+        pg_model_info m;
+        if ((st = pg_runtime_model(rt->h, i, &m)) != PG_OK) {
+            Py_DECREF(list);
+            return pgpy_raise(st);
+        }
+        PyObject *d =
+            Py_BuildValue("{s:s,s:s,s:K,s:K,s:i}", "kernel", m.kernel, "device_class",
+                          m.device_class, "bytes", (unsigned long long)m.bytes, "median_ns",
+                          (unsigned long long)m.median_ns, "samples", m.samples);
+        if (!d || PyList_Append(list, d) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(d);
+    }
+    return list;
+}
+
 static PyObject *get_closed(PyObject *self, void *closure) {
     return PyBool_FromLong(live(self)->closed);
 }
@@ -552,6 +582,13 @@ static PyMethodDef runtime_methods[] = {
      "copies_elided and bytes_elided (elide_copies: non-zero means the values are wrong),\n"
      "device_bytes and device_bytes_peak (lists, per device), and link_bytes, a dict\n"
      "{(src, dst): bytes} over locations 'host', '0', '1', ..."},
+    {"models", runtime_models, METH_NOARGS,
+     "models()\n--\n\nThe performance models (option models=\"on\", on by default with\n"
+     "policy=\"min-finish-time\") as dicts: kernel, device_class (the device's name),\n"
+     "bytes (the size bucket: bytes of the array arguments rounded down to a power of\n"
+     "two), median_ns and samples (kept: the last 32; the first of each bucket in a\n"
+     "process and spikes over 10x the median are dropped). Loaded from and saved to\n"
+     "<cache_dir>/models/. Empty when models are off."},
     {"write_trace", runtime_write_trace, METH_O,
      "write_trace(path)\n--\n\nWrite a Chrome-trace JSON timeline (open it in Perfetto): one "
      "track per device\nstream."},
