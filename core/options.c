@@ -224,6 +224,13 @@ static const char *pick(const char *explicit_value, const char *env, const char 
     return e && *e ? e : def;
 }
 
+/* A boolean option: set (>= 0) wins, else the environment variable, else off. */
+static pg_status pick_bool(int set, const char *name, const char *env, int *out) {
+    *out = set > 0;
+    const char *e = set < 0 ? getenv(env) : NULL;
+    return e && *e ? parse_bool(name, e, out) : PG_OK;
+}
+
 static pg_status copy_str(char *dst, size_t cap, const char *src, const char *name) {
     if (strlen(src) >= cap)
         return pg__error(PG_ERROR_ARGUMENT, "option %s is too long (%zu characters, max %zu)", name,
@@ -280,22 +287,10 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
     else
         return pg__error(PG_ERROR_ARGUMENT, "unknown execution '%s': expected async or sync", ex);
 
-    if (o->prefetch >= 0) {
-        r->prefetch = o->prefetch != 0;
-    } else {
-        const char *e = getenv("PG_PREFETCH");
-        r->prefetch = 0;
-        if (e && *e && (st = parse_bool("prefetch (PG_PREFETCH)", e, &r->prefetch)))
-            return st;
-    }
-    if (o->elide_copies >= 0) {
-        r->elide_copies = o->elide_copies != 0;
-    } else {
-        const char *e = getenv("PG_ELIDE_COPIES");
-        r->elide_copies = 0;
-        if (e && *e && (st = parse_bool("elide_copies (PG_ELIDE_COPIES)", e, &r->elide_copies)))
-            return st;
-    }
+    if ((st = pick_bool(o->prefetch, "prefetch (PG_PREFETCH)", "PG_PREFETCH", &r->prefetch)) ||
+        (st = pick_bool(o->elide_copies, "elide_copies (PG_ELIDE_COPIES)", "PG_ELIDE_COPIES",
+                        &r->elide_copies)))
+        return st;
 
     if (isnan(o->exploration_threshold))
         return pg__error(PG_ERROR_ARGUMENT,
