@@ -177,6 +177,34 @@ static int rt_stats(lua_State *L) {
     return 1;
 }
 
+/* rt:models(): the performance models (option models; on by default with policy
+ * "min-finish-time"), one table {kernel, device_class, bytes, median_ns, samples} each, loaded
+ * from and saved to <cache_dir>/models/. Empty when models are off. */
+static int rt_models(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    int n = 0;
+    pg_status st = pg_runtime_models(r->rt, &n);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        pg_model_info m;
+        if ((st = pg_runtime_model(r->rt, i, &m)) != PG_OK)
+            return lpg_fail(L, st);
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, m.kernel);
+        lua_setfield(L, -2, "kernel");
+        lua_pushstring(L, m.device_class);
+        lua_setfield(L, -2, "device_class");
+        lpg_set_u64(L, "bytes", m.bytes);
+        lpg_set_u64(L, "median_ns", m.median_ns);
+        lua_pushinteger(L, m.samples);
+        lua_setfield(L, -2, "samples");
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
 /* {x, y, z} as a sequence, the shape k(grid, block) takes. */
 static void push_dim3(lua_State *L, pg_dim3 d) {
     lua_createtable(L, 3, 0);
@@ -282,6 +310,7 @@ static const luaL_Reg methods[] = {
     {"stats", rt_stats},
     {"clock", rt_clock},
     {"devices", rt_devices},
+    {"models", rt_models},
     {"dag", rt_dag},
     {"export_dag", rt_export_dag},
     {"write_trace", rt_write_trace},
