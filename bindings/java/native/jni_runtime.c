@@ -220,3 +220,54 @@ JNIEXPORT void JNICALL Java_polygpu_Native_traceWrite(JNIEnv *env, jclass cls, j
         pgj_throw_status(env, st);
     free(p);
 }
+
+/* {long[] (bytes, median ns, samples per model), String[] kernels, String[] device classes}
+ * (Runtime.models reads them in this order). */
+#define MODEL_FIELDS 3
+
+JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeModels(JNIEnv *env, jclass cls,
+                                                                 jlong rt) {
+    (void)cls;
+    pg_runtime *r = PGJ_PTR(pg_runtime, rt);
+    int count = 0;
+    pg_status st = pg_runtime_models(r, &count);
+    if (st) {
+        pgj_throw_status(env, st);
+        return NULL;
+    }
+    jclass string_class = (*env)->FindClass(env, "java/lang/String");
+    jclass object_class = (*env)->FindClass(env, "java/lang/Object");
+    if (!string_class || !object_class)
+        return NULL;
+    jlongArray jnums = (*env)->NewLongArray(env, count * MODEL_FIELDS);
+    jobjectArray kernels = (*env)->NewObjectArray(env, count, string_class, NULL);
+    jobjectArray classes = (*env)->NewObjectArray(env, count, string_class, NULL);
+    jobjectArray out = (*env)->NewObjectArray(env, 3, object_class, NULL);
+    if (!jnums || !kernels || !classes || !out)
+        return NULL;
+    for (int i = 0; i < count; i++) {
+        pg_model_info m;
+        if ((st = pg_runtime_model(r, i, &m)) != PG_OK) {
+            pgj_throw_status(env, st);
+            return NULL;
+        }
+        m.kernel[sizeof m.kernel - 1] = '\0';
+        m.device_class[sizeof m.device_class - 1] = '\0';
+        jlong n[MODEL_FIELDS] = {(jlong)m.bytes, (jlong)m.median_ns, (jlong)m.samples};
+        (*env)->SetLongArrayRegion(env, jnums, i * MODEL_FIELDS, MODEL_FIELDS, n);
+        jstring k = pgj_string(env, m.kernel);
+        if (!k)
+            return NULL;
+        (*env)->SetObjectArrayElement(env, kernels, i, k);
+        (*env)->DeleteLocalRef(env, k);
+        jstring c = pgj_string(env, m.device_class);
+        if (!c)
+            return NULL;
+        (*env)->SetObjectArrayElement(env, classes, i, c);
+        (*env)->DeleteLocalRef(env, c);
+    }
+    (*env)->SetObjectArrayElement(env, out, 0, jnums);
+    (*env)->SetObjectArrayElement(env, out, 1, kernels);
+    (*env)->SetObjectArrayElement(env, out, 2, classes);
+    return out;
+}

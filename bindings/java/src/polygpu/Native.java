@@ -65,6 +65,11 @@ final class Native {
     static native Object[] runtimeDevices(long rt);
 
     /**
+     * {long[] (bytes, median ns, samples) per model, String[] kernels, String[] device classes}.
+     */
+    static native Object[] runtimeModels(long rt);
+
+    /**
      * {long[] 11 per vertex (id, kind, device, stream, nargs, submit, start, end, bytes, src,
      * dst), String[] names, long[] (array, access) per argument, long[] (from, to) per edge}.
      */

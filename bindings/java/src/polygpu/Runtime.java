@@ -81,11 +81,25 @@ public final class Runtime implements AutoCloseable {
          * The device policy.
          *
          * @param v {@code "round-robin"}, {@code "stream-aware"}, {@code "min-transfer-size"},
-         *          {@code "minmax-transfer-time"} (default), or a name registered from C
+         *          {@code "minmax-transfer-time"} (default), {@code "min-finish-time"} (uses the
+         *          performance models: see {@link #models(String)}), or a name registered from C
          * @return this
          */
         public Options policy(String v) {
             return set("policy", v);
+        }
+
+        /**
+         * Performance models ({@code models}): whether measured kernel and task durations are
+         * kept per device class and size, loaded from and saved to {@code <cache_dir>/models/},
+         * and listed by {@link Runtime#models()}.
+         *
+         * @param v {@code "on"} or {@code "off"}; unset, on with policy {@code "min-finish-time"}
+         *          and off otherwise
+         * @return this
+         */
+        public Options models(String v) {
+            return set("models", v);
         }
 
         /**
@@ -642,6 +656,34 @@ public final class Runtime implements AutoCloseable {
                     names[i], n[b + 2], (int) n[b + 3], (int) n[b + 4], (int) n[b + 5],
                     (int) n[b + 6], new Dim3((int) n[b + 7], (int) n[b + 8], (int) n[b + 9]),
                     new Dim3((int) n[b + 10], (int) n[b + 11], (int) n[b + 12]), n[b + 13]));
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    /**
+     * The performance models known now: loaded from {@code <cache_dir>/models/} when the runtime
+     * was created and learned from the kernels and tasks measured since (option {@code models},
+     * on by default with policy {@code "min-finish-time"}). They are saved back when the runtime
+     * is closed.
+     *
+     * @return an unmodifiable list, one {@link Model} per kernel, device class and size bucket;
+     *     empty when models are off
+     */
+    public List<Model> models() {
+        Object[] raw;
+        long h = enter();
+        try {
+            raw = Native.runtimeModels(h);
+        } finally {
+            exit();
+        }
+        long[] n = (long[]) raw[0];
+        String[] kernels = (String[]) raw[1];
+        String[] classes = (String[]) raw[2];
+        List<Model> out = new ArrayList<>(kernels.length);
+        for (int i = 0; i < kernels.length; i++) {
+            int b = i * 3; /* the field order of jni_runtime.c's runtimeModels */
+            out.add(new Model(kernels[i], classes[i], n[b], n[b + 1], (int) n[b + 2]));
         }
         return Collections.unmodifiableList(out);
     }
