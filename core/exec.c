@@ -279,11 +279,15 @@ static pg__comp *find_blocker(pg__comp *c) {
     return NULL;
 }
 
-pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
-    /* Release finished work now and then: each look at the oldest computation may ask the
-     * device, which costs more than the rest of a launch. */
+/* Release finished work now and then, at every 16th submission: each look at the oldest
+ * computation may ask the device, which costs more than the rest of a launch. */
+static void sweep_now_and_then(pg__runtime *rt) {
     if ((++rt->submits & 15) == 0)
         pg__exec_sweep(rt, 64);
+}
+
+pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
+    sweep_now_and_then(rt);
     PG__PHASE_SHARED(PG__PH_SWEEP);
     pg_status xst = pg__comp_expand_pieces(rt, c); /* roots and views to the pieces they cover */
     if (xst)
@@ -319,8 +323,7 @@ pg_status pg__exec_issue_on(pg__runtime *rt, pg__comp *c, pg__stream *s, const c
                             pg__comp *const *extra, int nextra, pg__issue_work work, void *ctx,
                             int *blocked) {
     *blocked = 0;
-    if ((++rt->submits & 15) == 0)
-        pg__exec_sweep(rt, 64);
+    sweep_now_and_then(rt);
     pg__comp **ps = NULL;
     int n = 0;
     pg_status st = pg__dag_parents(rt, c->args, c->nargs, &ps, &n, NULL, 0);

@@ -84,8 +84,6 @@ static pg_status none_alive(pg__runtime *rt, const pg__comp *c) {
  * devices), and stay there. -1: no such preference; the device policy decides. Round-robin is
  * left to rotate. */
 static int neighbour_device(const pg__runtime *rt, const pg__comp *c, uint32_t candidates) {
-    if (!strcmp(rt->policy.name, "round-robin"))
-        return -1;
     const pg__array *w = NULL;
     for (int i = 0; i < c->nargs; i++) {
         const pg__array *a = c->args[i].array;
@@ -95,7 +93,7 @@ static int neighbour_device(const pg__runtime *rt, const pg__comp *c, uint32_t c
             (!w || a->off < w->off))
             w = a;
     }
-    if (!w)
+    if (!w || !strcmp(rt->policy.name, "round-robin")) /* whole arrays: nothing to keep */
         return -1;
     for (int k = 0; k < rt->ndev; k++) /* the rows are on a device already: stay */
         if (!w->fresh && (w->valid >> (k + 1) & 1) && (candidates >> k & 1))

@@ -136,7 +136,7 @@ static int add_dep(plan_node *nd, int j) {
 }
 
 /* A node for c, issued on s, after every captured computation c was ordered after. */
-static plan_node *add_node(pg__runtime *rt, pg__plan *p, pg__comp *c, pg__stream *s) {
+static plan_node *add_node(pg__plan *p, pg__comp *c, pg__stream *s) {
     if (p->n == p->cap) {
         int cap = p->cap ? 2 * p->cap : 16;
         plan_node *n = pg__realloc(p->nodes, (size_t)cap * sizeof *n);
@@ -174,7 +174,6 @@ static plan_node *add_node(pg__runtime *rt, pg__plan *p, pg__comp *c, pg__stream
                 p->nodes[q->cap_node].cross = 1;
         }
     }
-    (void)rt;
     return nd;
 }
 
@@ -182,7 +181,7 @@ void pg__plan_note_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn)
     pg__plan *p = rt->cap;
     if (!p || p->broken)
         return;
-    plan_node *nd = add_node(rt, p, c, s);
+    plan_node *nd = add_node(p, c, s);
     if (!nd)
         return;
     nd->b.kind = PG__BNODE_LAUNCH;
@@ -215,7 +214,7 @@ void pg__plan_note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, 
         p->broken = 1;
         return;
     }
-    plan_node *nd = add_node(rt, p, c, s);
+    plan_node *nd = add_node(p, c, s);
     if (!nd)
         return;
     nd->b.kind = src ? PG__BNODE_COPY : PG__BNODE_EMPTY; /* no source: an elided copy */
