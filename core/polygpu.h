@@ -109,6 +109,13 @@ typedef struct pg_options {
      * pg_runtime_free as samples the simulated devices (devices="sim:...,profile=PATH") fit
      * their duration models from. NULL: PG_PROFILE, else none. */
     const char *profile;
+    /* Chunked outputs (out(chunks=blocks) in a signature): the bytes a copy of such an output
+     * moves at once, while its kernel still runs. 0 (what pg_options_init leaves):
+     * PG_CHUNK_BYTES, else chosen per copy from the link's bandwidth and per-copy latency (the
+     * interconnect matrix): about sqrt(bytes x bandwidth x latency), the size that balances the
+     * per-copy cost against the last chunk's copy after the kernel ends. pg_options_set takes
+     * bytes or a size with a binary suffix ("4M"). Meant for measuring (a sweep). */
+    uint64_t chunk_bytes;
     /* Performance models (pg_runtime_models): "on": every kernel's and task's measured
      * duration (GPUs: timed with events, which costs a little per launch; CPU and simulated
      * devices are timed anyway) is kept per kernel name, device class (the device's name; CPU
@@ -337,6 +344,9 @@ typedef struct pg_param_info {
     int is_array;     /* 1 for pointers */
     pg_dtype dtype;   /* element type (pointers) or value type (scalars) */
     pg_access access; /* pointers only */
+    /* out(chunks=blocks*K): thread block b (linear index, x fastest) writes elements
+     * [b*K*T, (b+1)*K*T) of it, T the threads per block; 0 when not declared */
+    int chunk_per_thread;
 } pg_param_info;
 
 /* Fill up to `capacity` parameter descriptions; *count gets the number of parameters. */

@@ -5,6 +5,7 @@
 #include "base/alloc.h"
 #include "devices/backend.h"
 #include "devices/cuda/cu_driver.h"
+#include "nvrtc/chunk_wrap.h"
 #include "nvrtc/nvrtc_compile.h"
 
 #include <pthread.h>
@@ -478,6 +479,38 @@ static pg_status launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, 
     return PG_OK;
 }
 
+/* The kernel was built from its wrapper source (nvrtc/chunk_wrap.c): its four extra
+ * parameters say where to count blocks (counters NULL: no epilogue). */
+static pg_status launch_chunks(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
+                               pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                               int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t) {
+    if (nparams + PG__CHUNK_EXTRA_PARAMS > PG__MAX_PARAMS)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "a kernel with chunked outputs has at most %d parameters",
+                         PG__MAX_PARAMS - PG__CHUNK_EXTRA_PARAMS);
+    uint64_t p[PG__MAX_PARAMS];
+    memcpy(p, params, (size_t)nparams * sizeof *p);
+    uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
+    uint64_t nchunks = sync && bpc ? (nblocks + bpc - 1) / bpc : 0;
+    p[nparams] = (uint64_t)(uintptr_t)sync;
+    p[nparams + 1] = sync ? (uint64_t)(uintptr_t)(sync + nchunks) : 0;
+    p[nparams + 2] = bpc ? bpc : 1;
+    p[nparams + 3] = nblocks;
+    return launch(b, s, fn, grid, block, shared_mem, p, nparams + PG__CHUNK_EXTRA_PARAMS, t);
+}
+
+/* The copy engine waits on each flag: no SM polls. */
+static pg_status wait_flags(pg__backend *b, pg__bstream *s, const uint32_t *flags, uint32_t count) {
+    pg_status st = use(b, s->dev);
+    if (st)
+        return st;
+    for (uint32_t i = 0; i < count; i++)
+        CU(b->cu->cuStreamWaitValue32(s->s, (CUdeviceptr)(uintptr_t)(flags + i), 1,
+                                      CU_STREAM_WAIT_VALUE_GEQ),
+           "cuStreamWaitValue32");
+    return PG_OK;
+}
+
 /* A task: fn runs now, with the device's context current, and enqueues on s's CUstream. */
 static pg_status call(pg__backend *b, pg__bstream *s, pg_status (*fn)(void *arg), const void *arg,
                       size_t arg_bytes, pg__timing *t) {
@@ -741,6 +774,9 @@ static const pg__backend_ops ops = {
     .kernel_function = kernel_function,
     .kernel_free = kernel_free,
     .launch = launch,
+    .chunk_epilogue = 1,
+    .launch_chunks = launch_chunks,
+    .wait_flags = wait_flags,
     .call = call,
     .graph_build = graph_build,
     .graph_launch = graph_launch,
