@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Fewer flags than this per launch: a copy waits on each flag of its group. */
-#define MAX_FLAGS 4096
+#define MAX_FLAGS 65536
 /* Per-copy cost never below this (a stream wait and a copy's own start), microseconds. */
 #define MIN_OVERHEAD_US 2.0
 
