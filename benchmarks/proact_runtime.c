@@ -55,10 +55,13 @@ typedef struct bench {
     pg_array *y;
 } bench;
 
+static const char *trace_path;
+
 static bench open_bench(int chunked, const char *chunk_bytes, int elide) {
     bench b;
     pg_options o;
     pg_options_init(&o);
+    o.trace = trace_path;
     const char *env = getenv("PG_BENCH_DEVICES"); /* host:1 / host:2: a CPU smoke run */
     o.devices = env && *env ? env : gpus == 2 ? "cuda:0,1" : "cuda:0";
     o.policy = "round-robin";
@@ -179,6 +182,43 @@ int main(int argc, char **argv) {
         if (bad)
             return 1;
         fflush(stdout);
+    }
+    /* With PG_BENCH_TRACE=path: one chunked run more, traced (GPUs time their work only
+     * then), and from its DAG when the producer ran and when each chunk copy started. */
+    trace_path = getenv("PG_BENCH_TRACE");
+    if (trace_path && *trace_path) {
+        bench c = open_bench(1, NULL, 0);
+        once(&c, reps, 1);
+        once(&c, reps, 1);
+        pg_dag *d = NULL;
+        CK(pg_dag_snapshot(c.rt, &d));
+        size_t nv = 0;
+        CK(pg_dag_vertex_count(d, &nv));
+        uint64_t ks = 0, ke = 0, first = 0, last = 0;
+        int parts = 0, before = 0;
+        for (size_t i = 0; i < nv; i++) {
+            pg_dag_vertex_info v;
+            CK(pg_dag_vertex(d, i, &v));
+            if (v.kind == PG_DAG_KERNEL) { /* the last run's producer */
+                ks = v.start_ns;
+                ke = v.end_ns;
+                parts = before = 0;
+                first = last = 0;
+            } else if (v.kind == PG_DAG_COPY && strstr(v.name, " chunk ")) {
+                parts++;
+                before += v.start_ns < ke;
+                if (!first)
+                    first = v.start_ns;
+                last = v.end_ns;
+            }
+        }
+        pg_dag_free(d);
+        printf("{\"config\": \"trace\", \"producer_start_ms\": 0, \"producer_end_ms\": %.4f, "
+               "\"first_chunk_copy_start_ms\": %.4f, \"last_chunk_copy_end_ms\": %.4f, "
+               "\"chunk_copies\": %d, \"started_before_producer_end\": %d}\n",
+               (ke - ks) / 1e6, ((double)first - (double)ks) / 1e6,
+               ((double)last - (double)ks) / 1e6, parts, before);
+        close_bench(&c);
     }
     return 0;
 }
