@@ -63,6 +63,13 @@ static void find_args(const pg__comp *c, pg__chunks *ch, uint64_t threads) {
     }
 }
 
+static void free_sync(pg__runtime *rt, const pg__chunks *ch) {
+    if (rt->ops->flags_free)
+        rt->ops->flags_free(rt->b, ch->dev, ch->sync, (size_t)ch->nflags * 2 * sizeof(uint32_t));
+    else
+        rt->ops->dev_free(rt->b, ch->dev, ch->sync);
+}
+
 pg_status pg__chunks_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn) {
     uint64_t nblocks = (uint64_t)c->grid.x * c->grid.y * c->grid.z;
     uint64_t threads = (uint64_t)c->block.x * c->block.y * c->block.z;
@@ -101,20 +108,26 @@ pg_status pg__chunks_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *f
     ch->nblocks = nblocks;
     void *sync = NULL;
     size_t sync_bytes = (size_t)nflags * 2 * sizeof(uint32_t);
-    pg_status st = rt->ops->dev_alloc(rt->b, s->device, sync_bytes, s->b, &sync);
+    pg_status st = rt->ops->flags_alloc
+                       ? rt->ops->flags_alloc(rt->b, s->device, sync_bytes, &sync)
+                       : rt->ops->dev_alloc(rt->b, s->device, sync_bytes, s->b, &sync);
+    if (st) { /* no room for flags: the copies will wait for the whole kernel, as without */
+        pg__free(ch);
+        pg__log(rt, 1, "kernel '%s': chunked outputs copied after the kernel (%s)",
+                c->kernel->name, pg_last_error());
+        pg__error_clear();
+        return rt->ops->launch_chunks(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots,
+                                      c->nslots, NULL, 0, c->timed ? &c->timing : NULL);
+    }
     if (!st)
         st = rt->ops->memset_zero(rt->b, s->b, sync, sync_bytes);
+    ch->sync = sync;
+    if (!st)
+        st = rt->ops->launch_chunks(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots,
+                                    c->nslots, ch->sync, ch->bpc, c->timed ? &c->timing : NULL);
     if (st) {
         if (sync)
-            rt->ops->dev_free(rt->b, s->device, sync);
-        pg__free(ch);
-        return st;
-    }
-    ch->sync = sync;
-    st = rt->ops->launch_chunks(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots,
-                                c->nslots, ch->sync, ch->bpc, c->timed ? &c->timing : NULL);
-    if (st) {
-        rt->ops->dev_free(rt->b, s->device, sync);
+            free_sync(rt, ch);
         pg__free(ch);
         return st;
     }
@@ -125,7 +138,7 @@ pg_status pg__chunks_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *f
 void pg__chunks_free(pg__runtime *rt, pg__comp *c) {
     if (!c->chunks)
         return;
-    rt->ops->dev_free(rt->b, c->chunks->dev, c->chunks->sync);
+    free_sync(rt, c->chunks);
     pg__free(c->chunks);
     c->chunks = NULL;
 }

@@ -108,6 +108,11 @@ typedef struct pg__backend_ops {
                                int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t);
     pg_status (*wait_flags)(pg__backend *b, pg__bstream *s, const uint32_t *flags,
                             uint32_t count);
+    /* Memory for launch_chunks' counters and flags on device dev, usable by every stream at
+     * once (CUDA's stream memory operations refuse stream-ordered pool memory), not zeroed;
+     * freed once no work uses it. NULL: dev_alloc's memory serves. */
+    pg_status (*flags_alloc)(pg__backend *b, int dev, size_t bytes, void **out);
+    void (*flags_free)(pg__backend *b, int dev, void *p, size_t bytes);
 
     /* Run fn(arg) in s's order (a task: a C function instead of a kernel; NULL where the
      * backend cannot, and tasks are refused there). The backend copies the arg_bytes at arg

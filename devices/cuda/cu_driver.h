@@ -138,6 +138,8 @@ enum {
     X(cuEventElapsedTime, "cuEventElapsedTime_v2", (float *ms, CUevent a, CUevent b))              \
     X(cuMemAllocAsync, "cuMemAllocAsync", (CUdeviceptr * p, size_t n, CUstream s))                 \
     X(cuMemFreeAsync, "cuMemFreeAsync", (CUdeviceptr p, CUstream s))                               \
+    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * p, size_t n))                                     \
+    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr p))                                                  \
     X(cuMemHostAlloc, "cuMemHostAlloc", (void **p, size_t n, unsigned flags))                      \
     X(cuMemFreeHost, "cuMemFreeHost", (void *p))                                                   \
     X(cuMemcpyAsync, "cuMemcpyAsync", (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s))    \
