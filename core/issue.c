@@ -172,14 +172,11 @@ static pg_status issue_part(pg__runtime *rt, pg__array *a, int src, int dst, pg_
  * source device's copy stream (its stream waits read that device's flags), groups of the flags'
  * chunks sized for the link, each copied once its blocks are done. The last part is the copy's
  * completion: the parts run in order on one stream. */
-static pg_status issue_chunked(pg__runtime *rt, pg__array *a, int src, int dst, copy_bufs *whole,
-                               uint64_t block_bytes, pg__comp **out) {
+static pg_status issue_chunked(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
+                               copy_bufs *whole, uint64_t block_bytes, pg__comp **out) {
     pg__comp *p = a->ready[src];
     const pg__chunks *ch = p->chunks;
-    pg__stream *s;
-    pg_status st = pg__stream_copy(rt, p->device, &s);
-    if (st)
-        return st;
+    pg_status st;
     uint64_t fb = (uint64_t)ch->bpc * block_bytes;      /* bytes per flag */
     uint64_t used = fb ? (a->nbytes + fb - 1) / fb : 1; /* flags over a's bytes */
     if (used > ch->nflags || !fb)
@@ -209,16 +206,33 @@ static pg_status issue_chunked(pg__runtime *rt, pg__array *a, int src, int dst, 
 static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
                             pg__comp **out) {
     copy_bufs b = {0};
+    uint64_t block_bytes = 0;
+    int chunked = !rt->opt.elide_copies && rt->ops->wait_flags &&
+                  pg__chunks_copyable(rt, a->ready[src], a, src, &block_bytes);
+    /* A destination buffer made now is ordered on s (its device's stream); the parts of a
+     * chunked copy run on the source device's copy stream, which then waits for it. */
+    int fresh = dst > 0 && !pg__array_buf(a, dst);
     pg_status st = pg__array_buffer(a, dst, s, &b.dst);
     if (!st)
         st = pg__array_buffer(a, src, s, &b.src);
     if (st)
         return st;
     b.bytes = a->nbytes;
-    uint64_t block_bytes = 0;
-    if (!rt->opt.elide_copies && pg__chunks_copyable(rt, a->ready[src], a, src, &block_bytes) &&
-        rt->ops->wait_flags)
-        st = issue_chunked(rt, a, src, dst, &b, block_bytes, out);
+    pg__stream *cs = s;
+    if (chunked && (st = pg__stream_copy(rt, a->ready[src]->device, &cs)))
+        return st;
+    if (chunked && fresh && cs != s) {
+        pg__bevent *e = NULL;
+        st = rt->ops->event_record(rt->b, s->b, &e);
+        if (!st)
+            st = rt->ops->stream_wait(rt->b, cs->b, e);
+        if (e)
+            rt->ops->event_free(rt->b, e);
+        if (st)
+            return st;
+    }
+    if (chunked)
+        st = issue_chunked(rt, a, src, dst, cs, &b, block_bytes, out);
     else
         st = issue_part(rt, a, src, dst, s, &b, 0, 0, out);
     if (st)
