@@ -24,3 +24,7 @@ for g in 1 2; do
   echo "== hand-written, $g GPU(s)"
   build-gpu/proact_micro $g 256 5 >"$OUT/proact-micro-${g}gpu.csv" 2>&1; tail -5 "$OUT/proact-micro-${g}gpu.csv"
 done
+if [ "$ngpu" -ge 2 ]; then
+  echo "== hand-written, 2 GPUs, buffers from memory pools (PM_POOL=1)"
+  PM_POOL=1 build-gpu/proact_micro 2 256 5 >"$OUT/proact-micro-2gpu-pool.csv" 2>&1; grep -v "^chunked" "$OUT/proact-micro-2gpu-pool.csv"; grep "^chunked" "$OUT/proact-micro-2gpu-pool.csv" | head -20
+fi
