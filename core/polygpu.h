@@ -333,7 +333,15 @@ pg_status pg_array_slice(pg_array *a, int64_t lo, int64_t hi, pg_array **view);
  * as "axpy<float>" works). `signature` may be NULL (inferred from the source: const T* is
  * in, T* inout, scalars by value) or a C parameter list whose pointers may be prefixed by
  * in/out/inout: "out float *y, in const float *x, int n". `options` may be NULL or
- * space-separated compiler options ("-O3 --use_fast_math -DN=4"). */
+ * space-separated compiler options ("-O3 --use_fast_math -DN=4").
+ * Chunked outputs: "out(chunks=blocks) float *y" (or inout(...)) promises that thread block b
+ * (linear index, x fastest) writes exactly elements [b*T, (b+1)*T) of y, T its threads ("chunks=
+ * blocks*K": K elements per thread, [b*K*T, (b+1)*K*T)), and nothing else writes y in the
+ * kernel. Then a copy of y to another device or the host that is needed while the kernel runs
+ * starts chunk by chunk as blocks finish, instead of after the kernel (PROACT's transfers; GPUs
+ * count blocks in an epilogue compiled around the kernel, CPU devices in their workers; chunk
+ * size per link, option chunk_bytes). A kernel that breaks the promise gets stale values in such
+ * copies. Recorded replays of such kernels stay eager. */
 pg_status pg_kernel_new(pg_runtime *rt, const char *source, const char *name, const char *signature,
                         const char *options, pg_kernel **out);
 pg_status pg_kernel_free(pg_kernel *k);
