@@ -8,6 +8,10 @@
     python3 benchmarks/sim_plots.py ablation --gpus 8 --label "..." --out DIR/ablation RESULTS.json
         time of each policy over minmax-transfer-time's, per workload at one GPU count, beside
         the GrCUDA paper's published averages on 8 V100s (PNG and markdown)
+    python3 benchmarks/sim_plots.py links --machine dgx1-v100 --gpus 8 --out DIR/links RESULTS.json
+        which copies crossed which links in each run's last timed run (stats link_bytes): bytes
+        between GPUs with a direct link (NVLink), between GPUs without one (through PCIe
+        switches, the host and QPI), and between the host and the GPUs (markdown)
 
 Every figure says SIMULATED in its title: these are predictions of the simulated devices, never
 to be mixed with measurements."""
@@ -16,6 +20,7 @@ import collections
 import json
 import math
 import os
+import statistics
 import sys
 
 POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time",
@@ -26,13 +31,23 @@ POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer
 PAPER = {"round-robin": 1.33, "stream-aware": 1.18, "minmax-transfer-time": 1.0}
 
 
-def load(paths):
-    t = collections.defaultdict(dict)  # (bench, size) -> (gpus, policy) -> ms
+def load(paths, spread=None):
+    """(bench, size) -> (gpus, policy) -> ms: the median over the files that have it (several
+    invocations of the same configurations: with host_time=1 placement can differ between them).
+    spread, when given, gets (bench, size) -> (gpus, policy) -> (min, max, count)."""
+    runs = collections.defaultdict(lambda: collections.defaultdict(list))
     for p in paths:
         with open(p) as f:
             for r in json.load(f)["results"]:
                 if r.get("median_s") and not r.get("error"):
-                    t[(r["bench"], r["size"])][(int(r["gpus"]), r["policy"])] = r["median_s"] * 1e3
+                    runs[(r["bench"], r["size"])][(int(r["gpus"]), r["policy"])].append(
+                        r["median_s"] * 1e3)
+    t = collections.defaultdict(dict)
+    for k, v in runs.items():
+        for c, xs in v.items():
+            t[k][c] = statistics.median(xs)
+            if spread is not None:
+                spread.setdefault(k, {})[c] = (min(xs), max(xs), len(xs))
     return t
 
 
@@ -89,8 +104,14 @@ def scaling(a):
     print("wrote %s.png, %s.md" % (a.out, a.out))
 
 
+def range_text(sp):
+    lo, hi, n = sp
+    return "; %d runs %.1f–%.1f" % (n, lo, hi) if n > 1 else ""
+
+
 def ablation(a):
-    t = load(a.results)
+    spread = {}
+    t = load(a.results, spread)
     keys = [k for k in sorted(t) if (a.gpus, "minmax-transfer-time") in t[k]]
     pols = [p for p in POLICIES if any((a.gpus, p) in t[k] for k in keys)]
     rel = {k: {p: t[k][(a.gpus, p)] / t[k][(a.gpus, "minmax-transfer-time")]
@@ -100,8 +121,8 @@ def ablation(a):
     md = ["| workload | size | " + " | ".join(pols) + " |", "|" + " --- |" * (2 + len(pols))]
     for k in keys:
         md.append("| %s | %s | " % k + " | ".join(
-            "%.2f (%.1f ms)" % (rel[k][p], t[k][(a.gpus, p)]) if p in rel[k] else "–"
-            for p in pols) + " |")
+            "%.2f (%.1f ms%s)" % (rel[k][p], t[k][(a.gpus, p)], range_text(spread[k][(a.gpus, p)]))
+            if p in rel[k] else "–" for p in pols) + " |")
     md.append("| **geomean** | | " + " | ".join("**%.2f**" % geo[p] for p in pols) + " |")
     md.append("| GrCUDA paper (8 V100, measured, average) | | " + " | ".join(
         ("%.2f" % PAPER[p]) if p in PAPER else "–" for p in pols) + " |")
@@ -128,9 +149,53 @@ def ablation(a):
     fig.savefig(a.out + ".png", dpi=110)
     with open(a.out + ".md", "w") as f:
         f.write("SIMULATED: %s, %d GPUs. Time over minmax-transfer-time's (>1: slower), the "
-                "time (virtual ms) in brackets.\n\n" % (a.label, a.gpus))
+                "time (virtual ms, the median over invocations) in brackets, with the "
+                "invocations' range where there are several.\n\n" % (a.label, a.gpus))
         f.write("\n".join(md) + "\n")
     print("wrote %s.png, %s.md" % (a.out, a.out))
+
+
+def links(a):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sim_topo
+    direct = set()
+    for line in sim_topo.read_lines(a.machine):
+        w = sim_topo.words(line)
+        if w and w[0] in ("link", "dlink"):
+            ends = [sim_topo.gpu_index(x) for x in w[1:3]]
+            if None not in ends:
+                direct |= {tuple(ends), tuple(reversed(ends))} if w[0] == "link" else {tuple(ends)}
+    md = ["| workload | size | policy | runs | ms | GPU-GPU over NVLink (direct) | GPU-GPU without a "
+          "direct link (PCIe, host, QPI) | host <-> GPU |", "|" + " --- |" * 8]
+    rows = collections.defaultdict(list)
+    for p in a.results:
+        with open(p) as f:
+            for r in json.load(f)["results"]:
+                if int(r["gpus"]) != a.gpus or not r.get("median_s"):
+                    continue
+                lb = (r.get("stats_last_run") or {}).get("link_bytes") or {}
+                nv = pc = host = 0
+                for k, v in lb.items():
+                    s, d = k.split("->")
+                    if "host" in (s, d):
+                        host += v
+                    elif (int(s), int(d)) in direct:
+                        nv += v
+                    else:
+                        pc += v
+                rows[(r["bench"], r["size"], r["policy"])].append((r["median_s"] * 1e3, nv, pc, host))
+    for k in sorted(rows, key=lambda k: (k[0], k[1], POLICIES.index(k[2]) if k[2] in POLICIES else 9)):
+        v = rows[k]
+        md.append("| %s | %s | %s | %d | %s | %s | %s | %s |" % (
+            k[0], k[1], k[2], len(v), " / ".join("%.1f" % x[0] for x in v),
+            " / ".join("%.3g MB" % (x[1] / 1e6) for x in v),
+            " / ".join("%.3g MB" % (x[2] / 1e6) for x in v),
+            " / ".join("%.3g MB" % (x[3] / 1e6) for x in v)))
+    with open(a.out + ".md", "w") as f:
+        f.write("SIMULATED: bytes moved in the last timed run of each invocation on %s, %d GPUs "
+                "(one value per invocation, ' / ' between them).\n\n" % (a.machine, a.gpus))
+        f.write("\n".join(md) + "\n")
+    print("wrote %s.md" % a.out)
 
 
 def main(argv=None):
@@ -146,9 +211,14 @@ def main(argv=None):
     b.add_argument("--label", required=True)
     b.add_argument("--out", required=True)
     b.add_argument("--clip", type=float, default=3.0, help="bars above this are cut, labelled")
+    lk = sub.add_parser("links")
+    lk.add_argument("results", nargs="+")
+    lk.add_argument("--machine", required=True)
+    lk.add_argument("--gpus", type=int, default=8)
+    lk.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    (scaling if a.cmd == "scaling" else ablation)(a)
+    {"scaling": scaling, "ablation": ablation, "links": links}[a.cmd](a)
     return 0
 
 

@@ -30,6 +30,25 @@ def machine_gpus(machine):
     return n
 
 
+def gpu_names(machine):
+    out = set()
+    for line in sim_topo.read_lines(machine):
+        w = sim_topo.words(line)
+        if w and w[0] == "gpu_type":
+            out |= {x.split("=", 1)[1] for x in w[2:] if x.startswith("name=")}
+    return out
+
+
+def profile_devices(path):
+    """The device column of a profile's model and sample lines."""
+    import csv
+    import gzip
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return {r[2] for r in csv.reader(l for l in f if not l.startswith("#"))
+                if len(r) > 2 and r[0] in ("model", "sample")}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--machine", required=True, help="a preset name or topology file")
@@ -49,6 +68,12 @@ def main(argv=None):
     counts = [int(x) for x in a.gpus.split(",")]
     if any(c < 1 or c > total for c in counts):
         ap.error("--gpus %s: %s has %d GPUs" % (a.gpus, a.machine, total))
+    # A profile names devices; a GPU whose name it lacks gets the default model, silently.
+    names, devs = gpu_names(a.machine), profile_devices(a.profile)
+    if "*" not in devs and not names & devs:
+        ap.error("the profile %s has samples for %s, the machine's GPUs are %s: derive it for "
+                 "them (benchmarks/derive_profile.py --device-name)" %
+                 (a.profile, sorted(devs), sorted(names)))
     os.makedirs(os.path.join(a.out_dir, "topo"), exist_ok=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(a.build_dir, "bindings", "python") + (
