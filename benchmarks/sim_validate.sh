@@ -127,6 +127,14 @@ print(d['name'].replace(' ', '~'), d['memory_bytes'], d['multiprocessors'] or 1,
       '%d.%d' % tuple(d['compute_capability']) if d['compute_capability'] else '-',
       '%.0f' % max(d['copy_kernel_gbps'], 1))")
 NAME=${NAME//\~/ }
+# The simulated GPUs take the name the profile's samples carry (the same GPUs' name; on CPU
+# devices the name holds the thread count, which differs between host:1 and host:N).
+PNAME=$(python3 -c "
+import collections, csv
+c = collections.Counter(r[2] for r in csv.reader(open('$OUT/profile-sync.csv'))
+                        if len(r) > 2 and r[0] == 'sample')
+print(c.most_common(1)[0][0] if c else '')")
+[ -n "$PNAME" ] && NAME=$PNAME
 case "$GPUS" in 1) LIKE=h200x1 ;; 2) LIKE=h200x2-nv18 ;; *) LIKE=h200x4-nv18 ;; esac
 CC_ARG=(); [ "$CC" = - ] || CC_ARG=(--cc "$CC")  # CPU devices: the preset's
 python3 benchmarks/sim_topo.py from-bandwidth "$OUT/bandwidth.csv" --like "$LIKE" \

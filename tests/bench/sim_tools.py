@@ -7,6 +7,7 @@ machine without a GPU:
   microsecond and the launch overhead kept, deterministically, labelled SIMULATED;
 - benchmarks/sim_topo.py: a machine's first N GPUs open as N simulated GPUs with the machine's
   links; a measured matrix whose GPU pairs agree becomes a switch, one that does not, pair links;
+- benchmarks/sim_scaling.py refuses a profile without the machine's GPU name;
 - benchmarks/sim_compare.py matches rows and counts those within the tolerance;
 - benchmarks/sim_validate.sh runs end to end on two CPU devices (the GPU command's steps other
   than the GPUs: matrix, profile, measured runs, topology, predictions, table).
@@ -124,6 +125,18 @@ def test_topologies(tmp):
           "pairs that differ get their own links")
 
 
+def test_scaling_refuses(tmp):
+    prof = os.path.join(tmp, "other.csv")
+    with open(prof, "w") as f:
+        f.write("sample,k,Tesla V100-SXM2-32GB,1x1x1,1x1x1,8,9000\n")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "sim_scaling.py"),
+                        "--machine", "dgx2-v100", "--profile", prof, "--gpus", "1",
+                        "--out-dir", os.path.join(tmp, "scaling"), "--name", "x"],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "Tesla V100-SXM3-32GB" in r.stderr,
+          "sim_scaling.py refuses a profile that lacks the machine's GPU name")
+
+
 def test_compare(tmp):
     def res(path, rows):
         with open(path, "w") as f:
@@ -162,6 +175,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pg-sim-tools-") as tmp:
         test_derive(tmp)
         test_topologies(tmp)
+        test_scaling_refuses(tmp)
         test_compare(tmp)
         test_validate_script(build, tmp)
     print("%d failure(s)" % len(failures) if failures else "all checks passed")
