@@ -64,6 +64,8 @@ static void find_args(const pg__comp *c, pg__chunks *ch, uint64_t threads) {
 }
 
 static void free_sync(pg__runtime *rt, const pg__chunks *ch) {
+    if (ch->zeroed)
+        rt->ops->event_free(rt->b, ch->zeroed);
     if (rt->ops->flags_free)
         rt->ops->flags_free(rt->b, ch->dev, ch->sync, (size_t)ch->nflags * 2 * sizeof(uint32_t));
     else
@@ -113,21 +115,28 @@ pg_status pg__chunks_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *f
                        : rt->ops->dev_alloc(rt->b, s->device, sync_bytes, s->b, &sync);
     if (st) { /* no room for flags: the copies will wait for the whole kernel, as without */
         pg__free(ch);
-        pg__log(rt, 1, "kernel '%s': chunked outputs copied after the kernel (%s)",
-                c->kernel->name, pg_last_error());
+        pg__log(rt, 1, "kernel '%s': chunked outputs copied after the kernel (%s)", c->kernel->name,
+                pg_last_error());
         pg__error_clear();
         return rt->ops->launch_chunks(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots,
                                       c->nslots, NULL, 0, c->timed ? &c->timing : NULL);
     }
-    if (!st)
-        st = rt->ops->memset_zero(rt->b, s->b, sync, sync_bytes);
+    st = rt->ops->memset_zero(rt->b, s->b, sync, sync_bytes);
+    int queued = st == PG_OK;
     ch->sync = sync;
+    ch->zeroed = NULL;
+    if (!st)
+        st = rt->ops->event_record(rt->b, s->b, &ch->zeroed);
     if (!st)
         st = rt->ops->launch_chunks(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots,
                                     c->nslots, ch->sync, ch->bpc, c->timed ? &c->timing : NULL);
     if (st) {
-        if (sync)
+        /* The zeroing queued on the stream may still write the memory: it is left to the
+         * backend's close (a stream that fails this way fails its device, decision 9). */
+        if (!queued)
             free_sync(rt, ch);
+        else if (ch->zeroed)
+            rt->ops->event_free(rt->b, ch->zeroed);
         pg__free(ch);
         return st;
     }

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
-#define PG__MODEL_KEEP 32    /* samples a performance model keeps per bucket (core/models.c) */
+#define PG__MODEL_KEEP 32  /* samples a performance model keeps per bucket (core/models.c) */
 #define PG__MODEL_CLASSES PG_MAX_DEVICES /* device classes: at most one per device */
 
 typedef struct pg__runtime pg__runtime;
@@ -101,6 +101,9 @@ typedef struct pg__holder {
 #define PG__CHUNK_ARGS 4
 typedef struct pg__chunks {
     uint32_t *sync; /* device memory: counters, then flags; freed with the computation */
+    /* After sync was zeroed on the producer's stream: a copy's stream waits for it before it
+     * waits on flags, or it could see a flag its memory kept from an earlier launch. */
+    pg__bevent *zeroed;
     int dev;
     uint32_t nflags, bpc; /* chunks; blocks per chunk */
     uint64_t nblocks;
@@ -145,8 +148,8 @@ struct pg__comp {
     int copy_src, copy_dst; /* locations */
     uint64_t copy_bytes;
     pg__chunks *chunks; /* a kernel launched with chunked outputs, else NULL (owned) */
-    int recorded;   /* in the DAG and the arrays' histories already */
-    pg__comp *next; /* in-flight or pending list; the runtime's free pool */
+    int recorded;       /* in the DAG and the arrays' histories already */
+    pg__comp *next;     /* in-flight or pending list; the runtime's free pool */
     /* Failure: err is NULL while fine, else the message of what failed (this computation's own
      * fault, or a failed computation it read from), owned. Set once, when it is seen done. */
     char *err;
@@ -278,8 +281,8 @@ typedef struct pg__device {
     pg__stream *copy_stream; /* prefetch: input copies go here */
     uint64_t inflight;
     uint64_t queued_ns; /* predicted durations of its issued, unfinished computations */
-    int failed;    /* a kernel faulted here: nothing is placed here any more */
-    char *failure; /* why, owned (may be NULL when out of memory) */
+    int failed;         /* a kernel faulted here: nothing is placed here any more */
+    char *failure;      /* why, owned (may be NULL when out of memory) */
     /* memory pressure (core/evict.c); the bytes held are rt->stats.device_bytes[d] */
     uint64_t loads;   /* placements that allocated buffers here while a limit was in force */
     int pingpong;     /* consecutive loads that undid the previous one (see evict.c) */
@@ -426,7 +429,7 @@ void pg__profile_note(pg__runtime *rt, const pg__comp *c);
 pg_status pg__profile_write(pg__runtime *rt);
 
 /* ---- performance models (core/models.c): durations per kernel, device class and size bucket */
-uint64_t pg__model_bucket(uint64_t bytes); /* bytes rounded down to a power of two (0: 0) */
+uint64_t pg__model_bucket(uint64_t bytes);         /* bytes rounded down to a power of two (0: 0) */
 uint64_t pg__models_args_bytes(const pg__comp *c); /* the bytes a model is keyed on */
 /* A measured duration of `kernel` on device dev over `bytes` of arguments (warm-up and
  * spike rules apply); c finished, timed: its duration. */

@@ -176,7 +176,11 @@ static pg_status issue_chunked(pg__runtime *rt, pg__array *a, int src, int dst, 
                                copy_bufs *whole, uint64_t block_bytes, pg__comp **out) {
     pg__comp *p = a->ready[src];
     const pg__chunks *ch = p->chunks;
-    pg_status st;
+    /* The flags' memory may hold an earlier launch's raised flags until the producer's stream
+     * zeroes it. */
+    pg_status st = rt->ops->stream_wait(rt->b, s->b, ch->zeroed);
+    if (st)
+        return st;
     uint64_t fb = (uint64_t)ch->bpc * block_bytes;      /* bytes per flag */
     uint64_t used = fb ? (a->nbytes + fb - 1) / fb : 1; /* flags over a's bytes */
     if (used > ch->nflags || !fb)
