@@ -209,6 +209,28 @@ static pg_status launch_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *
                            c->nslots, c->timed ? &c->timing : NULL);
 }
 
+/* Buffers a launch made for arrays never written are zeroed by work queued on its stream. When
+ * the launch does not go ahead, nothing tracks that work, and a later user of the buffer on
+ * another stream (or the runtime's close freeing it) would race with it: finish it first. The
+ * error being reported is kept. */
+static pg_status finish_zeroing(pg__runtime *rt, pg__comp *c, uint64_t zeroed, int dev,
+                                pg__stream *s, pg_status st) {
+    int made = 0;
+    for (int i = 0; i < c->nargs && !made; i++)
+        made = (zeroed >> i & 1) && pg__array_buf(c->args[i].array, PG__LOC(dev)) != NULL;
+    if (!made)
+        return st;
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pg_last_error());
+    pg__bevent *e = NULL;
+    if (rt->ops->event_record(rt->b, s->b, &e) == PG_OK) {
+        (void)pg__wait_event(rt, e);
+        rt->ops->event_free(rt->b, e);
+    }
+    pg__error_clear();
+    return st ? pg__error(st, "%s", why) : PG_OK;
+}
+
 /* Place c on a device and stream, move its inputs there, launch it, update coherence. Sets
  * *again, having changed nothing, when making room on the device waited with the lock dropped:
  * then c must be placed anew. */
@@ -229,7 +251,7 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
             zeroed |= UINT64_C(1) << i;
     if (!st && (st = pg__evict_reserve(rt, c, dev, s, again)) == PG_OK && *again) {
         pg__plan_note_broken(rt); /* the lock was dropped: other threads' work came between */
-        return PG_OK;
+        return finish_zeroing(rt, c, zeroed, dev, s, PG_OK);
     }
     for (int i = 0; !st && i < c->nargs; i++)
         st = pg__array_buffer(c->args[i].array, PG__LOC(dev), s, &buf[i]);
@@ -243,7 +265,7 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
         st = accept(rt, c, c->kernel->name);
     PG__PHASE_SHARED(PG__PH_RECORD);
     if (st)
-        return st;
+        return zeroed && s ? finish_zeroing(rt, c, zeroed, dev, s, st) : st;
     /* From here on the computation is part of the program: failures are device failures. */
     if (sp)
         sp->stream_taken = 1;
@@ -256,6 +278,9 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
         for (int i = 0; i < c->ninputs; i++)
             if (c->inputs[i]->kind == PG__COPY && c->inputs[i]->state == PG__ISSUED)
                 (void)pg__exec_wait(rt, c->inputs[i]);
+        pg__error(st, "%s", why);
+        if (zeroed)
+            (void)finish_zeroing(rt, c, zeroed, dev, s, st);
         accepted_not_issued(rt, c);
         return pg__error(st, "%s", why); /* the issue's own error, not a wait's */
     }
