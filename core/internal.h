@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
-#define PG__MODEL_KEEP 32    /* samples a performance model keeps per bucket (core/models.c) */
+#define PG__MODEL_KEEP 32  /* samples a performance model keeps per bucket (core/models.c) */
 #define PG__MODEL_CLASSES PG_MAX_DEVICES /* device classes: at most one per device */
 
 typedef struct pg__runtime pg__runtime;
@@ -121,7 +121,9 @@ struct pg__comp {
     pg__kernel *kernel;
     pg_dim3 grid, block;
     size_t shared_mem;
-    uint32_t fits; /* bit d: device d's limits allow this launch (placement looks only there) */
+    uint32_t fits;   /* bit d: device d's limits allow this launch (placement looks only there) */
+    int copy_inputs; /* its input copies go to the device's copy stream, as with the prefetch
+                        option (the tiled GEMM's tiles: fetches in issue order, core/gemm.c) */
     int nslots;
     uint64_t *slots;
     int8_t *slot_arg; /* per parameter: index into args, or -1 for a scalar */
@@ -258,8 +260,8 @@ typedef struct pg__device {
     pg__stream *copy_stream; /* prefetch: input copies go here */
     uint64_t inflight;
     uint64_t queued_ns; /* predicted durations of its issued, unfinished computations */
-    int failed;    /* a kernel faulted here: nothing is placed here any more */
-    char *failure; /* why, owned (may be NULL when out of memory) */
+    int failed;         /* a kernel faulted here: nothing is placed here any more */
+    char *failure;      /* why, owned (may be NULL when out of memory) */
     /* memory pressure (core/evict.c); the bytes held are rt->stats.device_bytes[d] */
     uint64_t loads;   /* placements that allocated buffers here while a limit was in force */
     int pingpong;     /* consecutive loads that undid the previous one (see evict.c) */
@@ -405,7 +407,7 @@ void pg__profile_note(pg__runtime *rt, const pg__comp *c);
 pg_status pg__profile_write(pg__runtime *rt);
 
 /* ---- performance models (core/models.c): durations per kernel, device class and size bucket */
-uint64_t pg__model_bucket(uint64_t bytes); /* bytes rounded down to a power of two (0: 0) */
+uint64_t pg__model_bucket(uint64_t bytes);         /* bytes rounded down to a power of two (0: 0) */
 uint64_t pg__models_args_bytes(const pg__comp *c); /* the bytes a model is keyed on */
 /* A measured duration of `kernel` on device dev over `bytes` of arguments (warm-up and
  * spike rules apply); c finished, timed: its duration. */
@@ -494,6 +496,15 @@ pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out);
  * nslots parameter slots, one more slot per parameter: the array's element count (0: scalar). */
 /* The devices task k may run on (a kind with an implementation); none: PG_ERROR_ARGUMENT. */
 pg_status pg__task_fits(const pg__runtime *rt, const pg__kernel *k, uint32_t *mask);
+/* The GEMM rate of device dev's class for dtype dt (core/gemm_rates.c): known in the process,
+ * else from <cache_dir>/models/gemm-rates.csv, else measured now on dev (waits for the
+ * runtime's work: pg_runtime_sync) and cached. Without the lock. */
+pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, double *overhead_s);
+/* pg_kernel_launch (grid and block 1) placed on `device` only, as the tiled GEMM assigns its
+ * tiles (core/gemm.c), its input copies on the device's copy stream with copy_inputs;
+ * PG_ERROR_ARGUMENT when the kernel cannot run there. Public entry: takes the lock itself. */
+pg_status pg__kernel_launch_on(pg_kernel *k, int device, const pg_arg *args, int nargs,
+                               int copy_inputs);
 /* Enqueue task computation c (slots filled with s's buffers) on s through the backend's call. */
 pg_status pg__task_issue(pg__runtime *rt, pg__comp *c, pg__stream *s);
 

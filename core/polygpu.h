@@ -414,11 +414,11 @@ pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t sha
 
 /* What an implementation is given, valid during the call only. */
 typedef struct pg_task_call {
-    const char *name;   /* the task's name */
-    int device;         /* the runtime's device index it runs on */
+    const char *name; /* the task's name */
+    int device;       /* the runtime's device index it runs on */
     pg_device_kind kind;
-    uint64_t stream;    /* a CUstream on GPUs (enqueue the work there); 0 on CPU devices */
-    int nargs;          /* the signature's parameters */
+    uint64_t stream; /* a CUstream on GPUs (enqueue the work there); 0 on CPU devices */
+    int nargs;       /* the signature's parameters */
     const pg_param_info *params;
     /* One 8-byte slot per parameter, as a kernel gets them: an array's address on `device`
      * (cast through uintptr_t), or a scalar converted to the parameter's type, stored at the
@@ -476,6 +476,55 @@ pg_status pg_task_new(pg_runtime *rt, const char *name, const pg_task_impls *imp
  * left out of the task's placement; when that leaves none, PG_ERROR_NOT_FOUND names the library
  * and the package to install. Unknown name: PG_ERROR_NOT_FOUND listing the names. */
 pg_status pg_task_builtin(pg_runtime *rt, const char *name, pg_kernel **out);
+
+/* ---------------------------------------------------------------- tiled GEMM */
+
+/* What pg_linalg_gemm optimizes: predicted time, or energy x time (device power from NVML). */
+typedef enum pg_gemm_metric { PG_GEMM_PERF = 0, PG_GEMM_EDP = 1 } pg_gemm_metric;
+
+typedef struct pg_gemm_options {
+    double alpha, beta; /* C = alpha * op(A) op(B) + beta * C; 1 and 0 by pg_gemm_options_init */
+    int trans_a, trans_b;
+    uint32_t devices; /* bit d: device d may compute tiles; 0: every device */
+    int64_t tile;     /* rows of C per tile; 0: the model chooses */
+    pg_gemm_metric metric;
+} pg_gemm_options;
+
+void pg_gemm_options_init(pg_gemm_options *o);
+
+/* What the model chose and predicted (pg_linalg_gemm's report). */
+typedef struct pg_gemm_report {
+    uint32_t devices; /* bit d: device d computes tiles */
+    int ndevices;
+    int64_t tile;                  /* rows of C per tile (the last may have fewer) */
+    int64_t tiles;                 /* tile tasks issued */
+    int64_t rows[PG_MAX_DEVICES];  /* rows of C each device computes */
+    double predicted_s;            /* predicted time of the whole GEMM */
+    double predicted_j;            /* predicted energy (devices' power x busy time); < 0
+                                      unknown (no power reading) */
+    double gflops[PG_MAX_DEVICES]; /* the GEMM rate the model used per device (0: not used) */
+    int from_models;               /* 1: tile durations came from the performance models */
+} pg_gemm_report;
+
+/* C = alpha * op(A) op(B) + beta * C on 2-D row-major float32 or float64 arrays of one dtype
+ * (op(A) m x k, op(B) k x n, C m x n; A stored k x m when trans_a, B n x k when trans_b), of
+ * any size, wherever their current values are (the host, any device, in any mix), over several
+ * devices: C is cut into tiles of rows (views, pg_array_slice), each computed by a built-in
+ * gemm task on the device the model assigns it to, reading the matching rows of A (all of A
+ * when trans_a) and all of B. The runtime's coherence makes the pipeline: B goes once to each
+ * device and is reused by its tiles, a tile's rows of A come while the tile before computes,
+ * and each tile of C is copied back to where C was while the next computes (C's home: the
+ * host when its value was there, else the device that held it). The model (PARALiA's) picks
+ * the tile height and the devices: per device the slowest of compute, transfers in and
+ * transfers out from the link matrix (pg_runtime_interconnect), with the device's GEMM rate
+ * from the performance models when they know the tile task, else a rate measured once per
+ * device class and dtype and cached under cache_dir/models/gemm-rates.csv; fewer devices when
+ * more do not help. Returns once the tiles are issued (like pg_kernel_launch); `report` (may be
+ * NULL) gets the plan. At most 32 tiles (views cut arrays for good). Errors: shapes that do not
+ * fit, dtypes, a tile that needs more than 32 tiles, metric edp without power readings — all
+ * PG_ERROR_ARGUMENT before anything is issued. opt NULL: pg_gemm_options_init's. */
+pg_status pg_linalg_gemm(pg_runtime *rt, pg_array *a, pg_array *b, pg_array *c,
+                         const pg_gemm_options *opt, pg_gemm_report *report);
 
 /* ---------------------------------------------------------------- recordings */
 
