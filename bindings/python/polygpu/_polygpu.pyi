@@ -196,6 +196,20 @@ class Runtime:
     def sync(self, timeout: float | None = None) -> None: ...
     def clock(self) -> float: ...
     def _task(self, name: str, /) -> Kernel: ...
+    def _gemm(
+        self,
+        a: DeviceArray,
+        b: DeviceArray,
+        c: DeviceArray,
+        alpha: float,
+        beta: float,
+        trans_a: bool,
+        trans_b: bool,
+        devices: int,
+        tile: int,
+        metric: int,
+        /,
+    ) -> dict[str, Any]: ...
     def array(self, dtype: _DTypeLike, shape: _ShapeLike) -> DeviceArray: ...
     def asarray(self, obj: object, dtype: _DTypeLike | None = None) -> DeviceArray: ...
     def kernel(

@@ -296,6 +296,75 @@ static PyObject *runtime_task(PyObject *self, PyObject *arg) {
     return st == PG_OK ? pgpy_kernel_wrap(rt, k, arg) : pgpy_raise(st);
 }
 
+/* rt._gemm(a, b, c, alpha, beta, trans_a, trans_b, devices, tile, metric): the tiled GEMM
+ * (pg_linalg_gemm); devices a bit mask (0: all), tile 0 for the model's, metric 0 perf, 1 edp.
+ * Returns the report as a dict. polygpu.linalg.gemm wraps it. */
+static PyObject *runtime_gemm(PyObject *self, PyObject *args) {
+    pgpy_runtime *rt = live(self);
+    PyObject *arr[3];
+    double alpha, beta;
+    int ta, tb, metric;
+    unsigned int devices;
+    long long tile;
+    if (!rt || !PyArg_ParseTuple(args, "O!O!O!ddppILi:_gemm", &pgpy_array_type, &arr[0],
+                                 &pgpy_array_type, &arr[1], &pgpy_array_type, &arr[2], &alpha,
+                                 &beta, &ta, &tb, &devices, &tile, &metric))
+        return NULL;
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_gemm_options o;
+    pg_gemm_options_init(&o);
+    o.alpha = alpha;
+    o.beta = beta;
+    o.trans_a = ta;
+    o.trans_b = tb;
+    o.devices = devices;
+    o.tile = tile;
+    o.metric = (pg_gemm_metric)metric;
+    pg_gemm_report r;
+    pg_status st;
+    pg_runtime *h = rt->h;
+    pg_array *a = ((pgpy_array *)arr[0])->h, *b = ((pgpy_array *)arr[1])->h,
+             *c = ((pgpy_array *)arr[2])->h;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_linalg_gemm(h, a, b, c, &o, &r);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *devs = PyList_New(0), *rows = PyList_New(0), *rates = PyList_New(0);
+    for (int d = 0; devs && rows && rates && d < PG_MAX_DEVICES; d++) {
+        if (!(r.devices >> d & 1))
+            continue;
+        PyObject *i = PyLong_FromLong(d), *n = PyLong_FromLongLong(r.rows[d]),
+                 *g = PyFloat_FromDouble(r.gflops[d]);
+        int bad = !i || !n || !g || PyList_Append(devs, i) || PyList_Append(rows, n) ||
+                  PyList_Append(rates, g);
+        Py_XDECREF(i);
+        Py_XDECREF(n);
+        Py_XDECREF(g);
+        if (bad) {
+            Py_CLEAR(devs);
+            break;
+        }
+    }
+    PyObject *out = NULL;
+    if (devs && rows && rates) {
+        PyObject *j = r.predicted_j < 0 ? Py_None : PyFloat_FromDouble(r.predicted_j);
+        if (j == Py_None)
+            Py_INCREF(j);
+        if (j)
+            out = Py_BuildValue("{sOsLsLsOsdsOsOsO}", "devices", devs, "tile", (long long)r.tile,
+                                "tiles", (long long)r.tiles, "rows", rows, "predicted_s",
+                                r.predicted_s, "predicted_j", j, "gflops", rates, "from_models",
+                                r.from_models ? Py_True : Py_False);
+        Py_XDECREF(j);
+    }
+    Py_XDECREF(devs);
+    Py_XDECREF(rows);
+    Py_XDECREF(rates);
+    return out;
+}
+
 static PyObject *location_name(int loc) {
     return loc == 0 ? PyUnicode_FromString("host") : PyUnicode_FromFormat("%d", loc - 1);
 }
@@ -568,6 +637,9 @@ static PyMethodDef runtime_methods[] = {
      "const float *x, int n'. options: compiler\noptions as a string or a list of strings "
      "('-O3 -DN=4'). Raises CompileError (with\n.log), NotFoundError when `name` is not in the "
      "source, ArgumentError for a bad\nsignature."},
+    {"_gemm", runtime_gemm, METH_VARARGS,
+     "_gemm(a, b, c, alpha, beta, trans_a, trans_b, devices, tile, metric) -> dict: the tiled "
+     "GEMM (pg_linalg_gemm); see polygpu.linalg.gemm."},
     {"_task", runtime_task, METH_O,
      "A built-in task (gemm_f32, gemm_f64, axpy_f32, axpy_f64, dot_f32, dot_f64) as a Kernel; "
      "see polygpu.linalg."},
