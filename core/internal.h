@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
-#define PG__MODEL_KEEP 32    /* samples a performance model keeps per bucket (core/models.c) */
+#define PG__MODEL_KEEP 32  /* samples a performance model keeps per bucket (core/models.c) */
 #define PG__MODEL_CLASSES PG_MAX_DEVICES /* device classes: at most one per device */
 
 typedef struct pg__runtime pg__runtime;
@@ -29,6 +29,7 @@ typedef struct pg__graph pg__graph;
 typedef struct pg__plan pg__plan;
 typedef struct pg__profile_sample pg__profile_sample;
 typedef struct pg__model pg__model;
+typedef struct pg__power pg__power;
 
 /* Location index: 0 = host, d + 1 = device d. */
 #define PG__LOC(dev) ((dev) + 1)
@@ -258,8 +259,8 @@ typedef struct pg__device {
     pg__stream *copy_stream; /* prefetch: input copies go here */
     uint64_t inflight;
     uint64_t queued_ns; /* predicted durations of its issued, unfinished computations */
-    int failed;    /* a kernel faulted here: nothing is placed here any more */
-    char *failure; /* why, owned (may be NULL when out of memory) */
+    int failed;         /* a kernel faulted here: nothing is placed here any more */
+    char *failure;      /* why, owned (may be NULL when out of memory) */
     /* memory pressure (core/evict.c); the bytes held are rt->stats.device_bytes[d] */
     uint64_t loads;   /* placements that allocated buffers here while a limit was in force */
     int pingpong;     /* consecutive loads that undid the previous one (see evict.c) */
@@ -291,6 +292,8 @@ typedef struct pg__options_resolved {
     int elide_copies;             /* a limit study: copies between locations are skipped */
     int models;                   /* performance models learn, persist and predict */
     uint64_t device_memory_limit; /* 0: none */
+    char power_watts[512];        /* injected watts per device (core/power.c); "": none */
+    double power_limit;           /* watts per node the chosen devices may draw; 0: none */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -350,6 +353,8 @@ struct pg__runtime {
     char model_class[PG__MODEL_CLASSES][128]; /* device classes: the devices' names */
     int nmodel_class;
     int dev_model_class[PG_MAX_DEVICES];
+    /* power and energy per device (core/power.c), owned */
+    pg__power *power;
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -405,7 +410,7 @@ void pg__profile_note(pg__runtime *rt, const pg__comp *c);
 pg_status pg__profile_write(pg__runtime *rt);
 
 /* ---- performance models (core/models.c): durations per kernel, device class and size bucket */
-uint64_t pg__model_bucket(uint64_t bytes); /* bytes rounded down to a power of two (0: 0) */
+uint64_t pg__model_bucket(uint64_t bytes);         /* bytes rounded down to a power of two (0: 0) */
 uint64_t pg__models_args_bytes(const pg__comp *c); /* the bytes a model is keyed on */
 /* A measured duration of `kernel` on device dev over `bytes` of arguments (warm-up and
  * spike rules apply); c finished, timed: its duration. */

@@ -120,6 +120,21 @@ typedef struct pg_options {
      * min-finish-time and "off" otherwise (so that other runtimes write nothing to the cache
      * folder and time nothing they did not before). */
     const char *models;
+    /* Watts per node the runtime's devices may draw (Czarnul's greedy rule): the runtime uses
+     * only the devices chosen by taking, again and again, the one with the best performance
+     * per watt whose power still fits in what is left of the budget (pg_runtime_power_choice
+     * says which and why); placement puts work only there. Performance: the performance models
+     * when they predict some kernel on every device, else the nominal throughput (GPUs: SMs x
+     * clock; CPU devices: worker threads). Power: the power each device draws under load
+     * (GPUs: through NVML; others: power_watts). A budget no device fits fails
+     * pg_runtime_new naming the smallest device power. 0: no budget, every device is used;
+     * negative (what pg_options_init sets): PG_POWER_LIMIT, else none. */
+    double power_limit;
+    /* Watts each device draws under load, for tests and for machines without NVML: "120"
+     * (every device) or "0:120,1:80" (per device). Used where NVML gives no figure (CPU
+     * devices, simulated GPUs, GPUs without NVML); such a device's energy is these watts x its
+     * busy time (the time its operations ran). NULL: PG_POWER_WATTS, else none. */
+    const char *power_watts;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -414,11 +429,11 @@ pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t sha
 
 /* What an implementation is given, valid during the call only. */
 typedef struct pg_task_call {
-    const char *name;   /* the task's name */
-    int device;         /* the runtime's device index it runs on */
+    const char *name; /* the task's name */
+    int device;       /* the runtime's device index it runs on */
     pg_device_kind kind;
-    uint64_t stream;    /* a CUstream on GPUs (enqueue the work there); 0 on CPU devices */
-    int nargs;          /* the signature's parameters */
+    uint64_t stream; /* a CUstream on GPUs (enqueue the work there); 0 on CPU devices */
+    int nargs;       /* the signature's parameters */
     const pg_param_info *params;
     /* One 8-byte slot per parameter, as a kernel gets them: an array's address on `device`
      * (cast through uintptr_t), or a scalar converted to the parameter's type, stored at the
