@@ -418,6 +418,11 @@ void pg__models_sample(pg__runtime *rt, const char *kernel, int dev, uint64_t by
 void pg__models_note(pg__runtime *rt, const pg__comp *c);
 /* The predicted duration in ns, -1 when unknown (fewer than 3 samples, or models off). */
 int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_t bytes);
+/* Each device's speed from the models: for every kernel and size bucket predicted on every
+ * device, 1 / its predicted duration; speed[d] is their geometric mean. Returns how many such
+ * (kernel, bucket) pairs there are: 0 (speeds untouched) while the models cannot compare all
+ * devices. */
+int pg__models_speed(pg__runtime *rt, double speed[PG_MAX_DEVICES]);
 void pg__models_load(pg__runtime *rt);      /* at creation: device classes, then the files */
 pg_status pg__models_save(pg__runtime *rt); /* at close: the files (atomic) */
 void pg__models_free(pg__runtime *rt);

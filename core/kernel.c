@@ -1,5 +1,6 @@
 /* kernel.c: kernels — compilation through the backend, parameters, argument checking, launch. */
 #include "core/internal.h"
+#include "core/power.h"
 #include "core/phases.h"
 #include "nvrtc/signature.h"
 
@@ -337,6 +338,8 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     uint32_t fits = 0;
     pg_status st = k->is_task ? pg__task_fits(rt, k, &fits) /* grid and block are ignored */
                               : check_dims(k, grid, block, shared_mem, &fits);
+    if (!st)
+        st = pg__power_fit(rt, k->name, &fits); /* only the devices a power budget allows */
     PG__PHASE_SHARED(PG__PH_ENTER);
     pg__comp *c = st ? NULL : pg__comp_new(rt, PG__KERNEL);
     if (!st && !c)

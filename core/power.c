@@ -11,20 +11,6 @@
  * and NVML itself averages power over about a second. */
 #define SAMPLE_EVERY_NS 100000000ull
 
-typedef struct pg__power_dev {
-    double injected_w; /* option power_watts; 0: none */
-    double default_w;  /* NVML's default power limit; 0: unknown */
-    double peak_w;     /* highest NVML power seen while work ran here; 0: none yet */
-    int energy_known;  /* NVML gives this GPU's energy counter */
-    uint64_t energy_start_mj;
-    uint64_t busy_ns;    /* devices with an injected figure: time their operations ran */
-    uint64_t sampled_ns; /* pg__now_ns() of the last NVML power read */
-} pg__power_dev;
-
-struct pg__power {
-    pg__power_dev dev[PG_MAX_DEVICES];
-};
-
 static int parse_watt(const char *s, const char *end, double *out) {
     char buf[64];
     size_t n = (size_t)(end - s);
@@ -75,6 +61,18 @@ pg_status pg__power_parse_watts(const char *spec, double watts[PG_MAX_DEVICES], 
                      spec, PG_MAX_DEVICES - 1);
 }
 
+/* A GPU's power now, kept when it is the highest seen: called when work there finished or is
+ * running, at most every SAMPLE_EVERY_NS. */
+static void sample(pg__runtime *rt, int dev, uint64_t now) {
+    pg__power_dev *pd = &rt->power->dev[dev];
+    if (!pd->nvml || !rt->ops->power_mw || now - pd->sampled_ns < SAMPLE_EVERY_NS)
+        return;
+    pd->sampled_ns = now;
+    unsigned mw = 0;
+    if (rt->ops->power_mw(rt->b, dev, &mw) && mw / 1000.0 > pd->peak_w)
+        pd->peak_w = mw / 1000.0;
+}
+
 pg_status pg__power_init(pg__runtime *rt) {
     pg__power *p = pg__calloc(1, sizeof *p);
     if (!p)
@@ -92,8 +90,31 @@ pg_status pg__power_init(pg__runtime *rt) {
         pg__free(p);
         return st;
     }
-    for (int d = 0; d < rt->ndev; d++)
-        p->dev[d].injected_w = watts[d] > 0 ? watts[d] : all;
+    p->allowed = rt->ndev >= 32 ? UINT32_MAX : (1u << rt->ndev) - 1;
+    for (int d = 0; d < rt->ndev; d++) {
+        pg__power_dev *pd = &p->dev[d];
+        pd->injected_w = watts[d] > 0 ? watts[d] : all;
+        unsigned mw = 0;
+        if (rt->ops->power_default_mw && rt->ops->power_default_mw(rt->b, d, &mw) && mw) {
+            pd->default_w = mw / 1000.0;
+            pd->nvml = 1;
+        }
+        if (rt->ops->power_mw && rt->ops->power_mw(rt->b, d, &mw))
+            pd->nvml = 1; /* the load is seen as work runs; the default limit is not needed */
+        uint64_t mj = 0;
+        if (rt->ops->energy_mj && rt->ops->energy_mj(rt->b, d, &mj)) {
+            pd->energy_known = 1;
+            pd->energy_start_mj = mj;
+        }
+        if (pd->nvml && pd->injected_w > 0)
+            pg__log(rt, 1, "device %d: NVML gives its power; power_watts' %g W is not used", d,
+                    pd->injected_w);
+        else if (rt->dev[d].info.kind == PG_DEVICE_CUDA && !pd->nvml && !pd->injected_w)
+            pg__log(rt, 1,
+                    "device %d: no power figure (NVML absent or not serving it): energy unknown; "
+                    "power_watts can give one",
+                    d);
+    }
     rt->power = p;
     return PG_OK;
 }
@@ -107,10 +128,8 @@ double pg__power_watts(pg__runtime *rt, int dev) {
     if (!rt->power || dev < 0 || dev >= rt->ndev)
         return 0;
     const pg__power_dev *pd = &rt->power->dev[dev];
-    if (pd->peak_w > 0)
-        return pd->peak_w;
-    if (pd->default_w > 0)
-        return pd->default_w;
+    if (pd->nvml)
+        return pd->peak_w > 0 ? pd->peak_w : pd->default_w;
     return pd->injected_w;
 }
 
@@ -127,6 +146,34 @@ void pg__power_note(pg__runtime *rt, const pg__comp *c) {
     if (!rt->power || c->device < 0 || c->device >= rt->ndev)
         return;
     pg__power_dev *pd = &rt->power->dev[c->device];
-    if (c->timed && pd->default_w <= 0 && c->timing.end_ns > c->timing.start_ns)
+    if (pd->nvml)
+        sample(rt, c->device, pg__now_ns());
+    else if (c->timed && c->timing.end_ns > c->timing.start_ns)
         pd->busy_ns += c->timing.end_ns - c->timing.start_ns;
+}
+
+double pg__power_energy(pg__runtime *rt, int dev) {
+    if (!rt->power || dev < 0 || dev >= rt->ndev)
+        return -1;
+    const pg__power_dev *pd = &rt->power->dev[dev];
+    uint64_t mj = 0;
+    if (pd->energy_known && rt->ops->energy_mj(rt->b, dev, &mj))
+        return mj >= pd->energy_start_mj ? (double)(mj - pd->energy_start_mj) / 1000.0 : 0;
+    if (!pd->nvml && pd->injected_w > 0 && rt->timing)
+        return pd->injected_w * (double)pd->busy_ns / 1e9;
+    return -1;
+}
+
+void pg__power_stats(pg__runtime *rt, pg_stats *out) {
+    uint64_t now = pg__now_ns();
+    for (int d = 0; d < PG_MAX_DEVICES; d++) {
+        out->energy_joules[d] = -1;
+        out->power_watts[d] = 0;
+    }
+    for (int d = 0; d < rt->ndev; d++) {
+        if (rt->dev[d].inflight)
+            sample(rt, d, now); /* running now: its load */
+        out->energy_joules[d] = pg__power_energy(rt, d);
+        out->power_watts[d] = pg__power_watts(rt, d);
+    }
 }

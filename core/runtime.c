@@ -95,7 +95,8 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     if (!st) {
         pg__limits_init(rt);
         pg__models_load(rt);
-        st = pg__power_init(rt);
+        if (!(st = pg__power_init(rt)))
+            st = pg__power_choose(rt); /* with the models just loaded */
     }
     if (!st && (st = pg__links_init(rt)))
         pg__error_wrap(st,
@@ -288,6 +289,7 @@ pg_status pg_runtime_stats(pg_runtime *h, pg_stats *out) {
     if (!rt)
         return PG_ERROR_STATE;
     *out = rt->stats;
+    pg__power_stats(rt, out);
     pg__leave(rt);
     return PG_OK;
 }
