@@ -61,16 +61,49 @@ pg_status pg__power_parse_watts(const char *spec, double watts[PG_MAX_DEVICES], 
                      spec, PG_MAX_DEVICES - 1);
 }
 
-/* A GPU's power now, kept when it is the highest seen: called when work there finished or is
- * running, at most every SAMPLE_EVERY_NS. */
+/* The runtime's clock (the trace's time base: virtual on simulated devices). */
+static uint64_t clock_now(pg__runtime *rt) {
+    return rt->ops->clock_ns ? rt->ops->clock_ns(rt->b) : pg__now_ns() - rt->epoch_ns;
+}
+
+/* A trace sample of dev: watts, or (w < 0) the average since its previous sample. */
+static pg__dag_power make_sample(pg__runtime *rt, int dev, double w) {
+    pg__power_dev *pd = &rt->power->dev[dev];
+    pg__dag_power s = {clock_now(rt), dev, w, pg__power_energy(rt, dev)};
+    if (w < 0)
+        s.watts = s.t_ns > pd->last_t && s.joules >= pd->last_j
+                      ? (s.joules - pd->last_j) / ((double)(s.t_ns - pd->last_t) / 1e9)
+                      : 0;
+    return s;
+}
+
+static void keep_sample(pg__runtime *rt, int dev, double w) {
+    pg__power *p = rt->power;
+    pg__dag_power s = make_sample(rt, dev, w);
+    p->dev[dev].last_j = s.joules >= 0 ? s.joules : 0;
+    p->dev[dev].last_t = s.t_ns;
+    p->sample[(p->head + p->nsample) % PG__POWER_SAMPLES] = s;
+    if (p->nsample < PG__POWER_SAMPLES)
+        p->nsample++;
+    else
+        p->head = (p->head + 1) % PG__POWER_SAMPLES;
+}
+
+/* Called when work on dev finished or is running, at most every SAMPLE_EVERY_NS: a GPU's power
+ * now, kept when it is the highest seen; a trace sample either way. */
 static void sample(pg__runtime *rt, int dev, uint64_t now) {
     pg__power_dev *pd = &rt->power->dev[dev];
-    if (!pd->nvml || !rt->ops->power_mw || now - pd->sampled_ns < SAMPLE_EVERY_NS)
+    if (now - pd->sampled_ns < SAMPLE_EVERY_NS || (!pd->nvml && !pd->injected_w))
         return;
     pd->sampled_ns = now;
     unsigned mw = 0;
-    if (rt->ops->power_mw(rt->b, dev, &mw) && mw / 1000.0 > pd->peak_w)
-        pd->peak_w = mw / 1000.0;
+    if (!pd->nvml) {
+        keep_sample(rt, dev, -1); /* the average over the busy time since the last */
+    } else if (rt->ops->power_mw && rt->ops->power_mw(rt->b, dev, &mw)) {
+        if (mw / 1000.0 > pd->peak_w)
+            pd->peak_w = mw / 1000.0;
+        keep_sample(rt, dev, mw / 1000.0);
+    }
 }
 
 pg_status pg__power_init(pg__runtime *rt) {
@@ -146,10 +179,34 @@ void pg__power_note(pg__runtime *rt, const pg__comp *c) {
     if (!rt->power || c->device < 0 || c->device >= rt->ndev)
         return;
     pg__power_dev *pd = &rt->power->dev[c->device];
-    if (pd->nvml)
-        sample(rt, c->device, pg__now_ns());
-    else if (c->timed && c->timing.end_ns > c->timing.start_ns)
+    if (!pd->nvml && c->timed && c->timing.end_ns > c->timing.start_ns)
         pd->busy_ns += c->timing.end_ns - c->timing.start_ns;
+    sample(rt, c->device, pg__now_ns());
+}
+
+pg_status pg__power_samples(pg__runtime *rt, pg__dag_power **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    pg__power *p = rt->power;
+    if (!p)
+        return PG_OK;
+    pg__dag_power *s = pg__malloc((p->nsample + (size_t)rt->ndev) * sizeof *s);
+    if (!s)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for the power samples");
+    size_t k = 0;
+    for (size_t i = 0; i < p->nsample; i++)
+        s[k++] = p->sample[(p->head + i) % PG__POWER_SAMPLES];
+    for (int d = 0; d < rt->ndev; d++) { /* and as of now */
+        const pg__power_dev *pd = &p->dev[d];
+        unsigned mw = 0;
+        if (pd->nvml && rt->ops->power_mw && rt->ops->power_mw(rt->b, d, &mw))
+            s[k++] = make_sample(rt, d, mw / 1000.0);
+        else if (!pd->nvml && pd->injected_w)
+            s[k++] = make_sample(rt, d, -1);
+    }
+    *out = s;
+    *n = k;
+    return PG_OK;
 }
 
 double pg__power_energy(pg__runtime *rt, int dev) {

@@ -21,11 +21,18 @@ typedef struct pg__power_dev {
     int energy_known;         /* NVML gives this GPU's energy counter */
     uint64_t energy_start_mj; /* the counter when the runtime started */
     uint64_t busy_ns;         /* devices without NVML: the time their timed operations ran */
-    uint64_t sampled_ns;      /* pg__now_ns() of the last NVML power read */
+    uint64_t sampled_ns;      /* pg__now_ns() of the last NVML power read or busy sample */
+    double last_j;            /* energy at the last sample kept for the trace */
+    uint64_t last_t;          /* its time (the runtime's clock) */
 } pg__power_dev;
+
+#define PG__POWER_SAMPLES 4096 /* kept for the trace: the most recent */
 
 struct pg__power {
     pg__power_dev dev[PG_MAX_DEVICES];
+    /* samples for the trace: a ring of the most recent PG__POWER_SAMPLES */
+    pg__dag_power sample[PG__POWER_SAMPLES];
+    size_t nsample, head;
     /* the device set a power_limit allows (core/power_choice.c); every device without one */
     uint32_t allowed;
     pg_power_choice choice;
@@ -59,6 +66,9 @@ void pg__power_note(pg__runtime *rt, const pg__comp *c);
  * injected watts x busy time on a device without NVML, when every operation is timed), or -1
  * when unknown. Reads NVML now. */
 double pg__power_energy(pg__runtime *rt, int dev);
+/* The power samples kept for the trace (at most every 100 ms per device while it works), then
+ * one per device as of now: *out (the caller frees it with pg__free; NULL when none), *n. */
+pg_status pg__power_samples(pg__runtime *rt, pg__dag_power **out, size_t *n);
 /* Fill the power and energy figures of a pg_stats (pg_runtime_stats). */
 void pg__power_stats(pg__runtime *rt, pg_stats *out);
 

@@ -310,6 +310,21 @@ static void energy(void) {
     pg_stats s3;
     CHECK_OK(pg_runtime_stats(rt, &s3));
     CHECK(s3.energy_joules[1] == s2.energy_joules[1]); /* idle: no energy counted */
+    /* the trace has counters for the devices with a figure: device 1's energy as of now */
+    char path[300], text[1 << 16];
+    snprintf(path, sizeof path, "%s/trace.json", tmpdir);
+    CHECK_OK(pg_trace_write(rt, path));
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = 0;
+    char want[120];
+    snprintf(want, sizeof want, "{\"ph\":\"C\",\"name\":\"energy\",\"pid\":2,");
+    CHECK(strstr(text, want) != NULL);
+    snprintf(want, sizeof want, "\"args\":{\"J\":%.6f}}", s3.energy_joules[1]);
+    CHECK(strstr(text, want) != NULL);
+    CHECK(strstr(text, "{\"ph\":\"C\",\"name\":\"power\",\"pid\":1,") != NULL); /* 0 W */
     float v = 0;
     CHECK_OK(pg_array_read(a, 0, 1, &v));
     CHECK(v == 2.0f);
