@@ -9,13 +9,10 @@
  * launch on a chosen device and the performance models' predictions. */
 #include "core/gemm_plan.h"
 #include "core/internal.h"
+#include "core/power.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* Device power while computing, from core/power.h (being written alongside, branch `power`).
- * Weak until it is merged: without it every device's power is unknown and metric edp says so. */
-double pg__power_device_watts(pg_runtime *rt, int dev) __attribute__((weak));
 
 void pg_gemm_options_init(pg_gemm_options *o) {
     if (!o)
@@ -118,13 +115,18 @@ static pg_status gather(pg_runtime *rt, const operand *A, const operand *B, cons
                 dv->gbps_c_out = 1e-3;
         }
         if (o->metric == PG_GEMM_EDP)
-            dv->watts = pg__power_device_watts ? pg__power_device_watts(rt, d) : -1;
+            dv->watts = pg__power_device_watts(rt, d); /* 0: unknown */
     }
     /* Tile durations the performance models already know (the tile task's measured runs at
      * the size bucket a tile of that height falls in). */
     pg__runtime *r = pg__enter_runtime(rt, "pg_linalg_gemm");
     if (!r)
         return PG_ERROR_STATE;
+    /* Devices a power budget (option power_limit) leaves out take no tile; a failed device
+     * neither. */
+    for (int d = 0; d < ndev; d++)
+        if (r->dev[d].failed || (r->power && !(r->power->allowed >> d & 1)))
+            p->dev[d].allowed = 0;
     int64_t cand[PG__GEMM_TILE_CANDIDATES];
     int nc = p->tile > 0 ? 1 : pg__gemm_tile_candidates(p->m, cand);
     if (p->tile > 0)

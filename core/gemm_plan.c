@@ -157,8 +157,8 @@ pg_status pg__gemm_plan_make(const pg__gemm_problem *p, pg__gemm_plan *out) {
         if (p->metric == PG_GEMM_EDP && dv->watts <= 0)
             return pg__error(PG_ERROR_ARGUMENT,
                              "gemm: metric edp needs each device's power, and device %d's is "
-                             "unknown (NVML could not read it): use metric perf, or leave the "
-                             "device out",
+                             "unknown (NVML does not read it; option power_watts gives it): use "
+                             "metric perf, or leave the device out",
                              d);
         int one[1] = {d};
         pg__gemm_plan tmp;

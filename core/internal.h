@@ -29,6 +29,7 @@ typedef struct pg__graph pg__graph;
 typedef struct pg__plan pg__plan;
 typedef struct pg__profile_sample pg__profile_sample;
 typedef struct pg__model pg__model;
+typedef struct pg__power pg__power;
 
 /* Location index: 0 = host, d + 1 = device d. */
 #define PG__LOC(dev) ((dev) + 1)
@@ -293,6 +294,8 @@ typedef struct pg__options_resolved {
     int elide_copies;             /* a limit study: copies between locations are skipped */
     int models;                   /* performance models learn, persist and predict */
     uint64_t device_memory_limit; /* 0: none */
+    char power_watts[512];        /* injected watts per device (core/power.c); "": none */
+    double power_limit;           /* watts per node the chosen devices may draw; 0: none */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -352,6 +355,8 @@ struct pg__runtime {
     char model_class[PG__MODEL_CLASSES][128]; /* device classes: the devices' names */
     int nmodel_class;
     int dev_model_class[PG_MAX_DEVICES];
+    /* power and energy per device (core/power.c), owned */
+    pg__power *power;
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -415,6 +420,11 @@ void pg__models_sample(pg__runtime *rt, const char *kernel, int dev, uint64_t by
 void pg__models_note(pg__runtime *rt, const pg__comp *c);
 /* The predicted duration in ns, -1 when unknown (fewer than 3 samples, or models off). */
 int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_t bytes);
+/* Each device's speed from the models: for every kernel and size bucket predicted on every
+ * device, 1 / its predicted duration; speed[d] is their geometric mean. Returns how many such
+ * (kernel, bucket) pairs there are: 0 (speeds untouched) while the models cannot compare all
+ * devices. */
+int pg__models_speed(pg__runtime *rt, double speed[PG_MAX_DEVICES]);
 void pg__models_load(pg__runtime *rt);      /* at creation: device classes, then the files */
 pg_status pg__models_save(pg__runtime *rt); /* at close: the files (atomic) */
 void pg__models_free(pg__runtime *rt);

@@ -1,5 +1,6 @@
 /* kernel.c: kernels — compilation through the backend, parameters, argument checking, launch. */
 #include "core/internal.h"
+#include "core/power.h"
 #include "core/phases.h"
 #include "nvrtc/signature.h"
 
@@ -338,6 +339,8 @@ static pg_status launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared
     uint32_t fits = 0;
     pg_status st = k->is_task ? pg__task_fits(rt, k, &fits) /* grid and block are ignored */
                               : check_dims(k, grid, block, shared_mem, &fits);
+    if (!st)
+        st = pg__power_fit(rt, k->name, &fits); /* only the devices a power budget allows */
     if (!st && only >= 0) {
         if (only >= rt->ndev || !(fits >> only & 1) || rt->dev[only].failed)
             st = pg__error(PG_ERROR_ARGUMENT, "kernel '%s' cannot run on device %d%s", k->name,

@@ -120,6 +120,21 @@ typedef struct pg_options {
      * min-finish-time and "off" otherwise (so that other runtimes write nothing to the cache
      * folder and time nothing they did not before). */
     const char *models;
+    /* Watts per node the runtime's devices may draw (Czarnul's greedy rule): the runtime uses
+     * only the devices chosen by taking, again and again, the one with the best performance
+     * per watt whose power still fits in what is left of the budget (pg_runtime_power_choice
+     * says which and why); placement puts work only there. Performance: the performance models
+     * when they predict some kernel on every device, else the nominal throughput (GPUs: SMs x
+     * clock; CPU devices: worker threads). Power: the power each device draws under load
+     * (GPUs: through NVML; others: power_watts). A budget no device fits fails
+     * pg_runtime_new naming the smallest device power. 0: no budget, every device is used;
+     * negative (what pg_options_init sets): PG_POWER_LIMIT, else none. */
+    double power_limit;
+    /* Watts each device draws under load, for tests and for machines without NVML: "120"
+     * (every device) or "0:120,1:80" (per device). Used where NVML gives no figure (CPU
+     * devices, simulated GPUs, GPUs without NVML); such a device's energy is these watts x its
+     * busy time (the time its operations ran). NULL: PG_POWER_WATTS, else none. */
+    const char *power_watts;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -190,6 +205,7 @@ typedef struct pg_device_info {
     uint64_t max_shared_memory_per_block; /* bytes of dynamic shared memory one block may ask
                                              for (GPUs: the opt-in maximum, less the kernel's
                                              static __shared__ data) */
+    uint32_t clock_khz; /* GPUs: the SMs' clock rate (CUDA's attribute); 0 on CPU devices */
 } pg_device_info;
 
 /* Fill up to `capacity` entries; *count gets the number of devices (may exceed capacity). */
@@ -230,9 +246,39 @@ typedef struct pg_stats {
     /* elide_copies: copies skipped and their bytes (also counted in copies and link_bytes, as
      * if made). Non-zero: the arrays' values are wrong. */
     uint64_t copies_elided, bytes_elided;
+    /* Energy per device since the runtime started, in joules; -1 where unknown. GPUs: NVML's
+     * energy counter (Volta and later). Devices with an injected figure (option power_watts:
+     * CPU devices, simulated GPUs, GPUs without NVML): those watts x the device's busy time,
+     * the summed durations of the kernels, tasks and copies it ran (known when every operation
+     * is timed: always on CPU devices; on GPUs only with trace, profile or models; graph
+     * replays through a plan are not timed and not counted). */
+    double energy_joules[PG_MAX_DEVICES];
+    /* Watts each device draws under load, as the power budget counts it: GPUs the highest
+     * power NVML reported while it ran work, else its default power limit; others the
+     * injected figure; 0 where unknown. */
+    double power_watts[PG_MAX_DEVICES];
 } pg_stats;
 
 pg_status pg_runtime_stats(pg_runtime *rt, pg_stats *out);
+
+/* The devices a power budget (option power_limit) lets the runtime use, chosen once when it
+ * was created by Czarnul's greedy rule: again and again the device with the best performance
+ * per watt whose power still fits in what is left of the budget. Placement uses only these. */
+typedef struct pg_power_choice {
+    double limit_watts; /* the budget; 0: none, every device is chosen (in index order) */
+    double used_watts;  /* the chosen devices' power together */
+    int from_models;    /* 1: performance from the performance models (some kernel and size
+                           predicted on every device: the geometric mean of 1/duration over
+                           those); 0: nominal throughput (GPUs: SMs x clock in kHz; CPU
+                           devices: worker threads) */
+    int ndevices;
+    int nchosen;
+    int chosen[PG_MAX_DEVICES];         /* the chosen devices, in the order the rule took them */
+    double watts[PG_MAX_DEVICES];       /* per device: the power counted (pg_stats.power_watts) */
+    double performance[PG_MAX_DEVICES]; /* per device: the performance figure */
+} pg_power_choice;
+
+pg_status pg_runtime_power_choice(pg_runtime *rt, pg_power_choice *out);
 /* The runtime's clock: nanoseconds since it was created — real time, or on simulated devices
  * (devices="sim:...") the simulated machine's virtual time, so a script timing itself between
  * two readings (after a sync or a host read) measures what that machine would take. */

@@ -444,7 +444,47 @@ static void model_choices(void) {
     CHECK(nc >= 2 && cand[0] == 1000 && cand[1] == 512 && cand[nc - 1] == 32);
 }
 
+/* edp end to end: CPU devices with injected power (option power_watts): the plan's energy is
+ * predicted; the result is right. */
+static void edp_with_power(void) {
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = "host:4";
+    pg_runtime *rt = NULL;
+    REQUIRE_OK(pg_options_set(&o, "power_watts", "100"));
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    int m = 48, n = 16, k = 24;
+    double *a = malloc(sizeof(double) * (size_t)(m * k)),
+           *b = malloc(sizeof(double) * (size_t)(k * n));
+    double *c = calloc((size_t)(m * n), sizeof(double)),
+           *got = malloc(sizeof(double) * (size_t)(m * n));
+    for (int i = 0; i < m * k; i++)
+        a[i] = val((uint64_t)i, 31);
+    for (int i = 0; i < k * n; i++)
+        b[i] = val((uint64_t)i, 32);
+    pg_array *A = matrix(rt, PG_FLOAT64, m, k, a), *B = matrix(rt, PG_FLOAT64, k, n, b),
+             *C = matrix(rt, PG_FLOAT64, m, n, c);
+    pg_gemm_options go;
+    pg_gemm_options_init(&go);
+    go.metric = PG_GEMM_EDP;
+    pg_gemm_report r;
+    CHECK_OK(pg_linalg_gemm(rt, A, B, C, &go, &r));
+    CHECK(r.predicted_j > 0 && r.ndevices >= 1);
+    gemm_ref(m, n, k, 0, 0, 1.0, a, b, 0.0, c);
+    get(C, PG_FLOAT64, got, m * n);
+    int bad = 0;
+    for (int i = 0; i < m * n; i++)
+        bad += fabs(got[i] - c[i]) > 1e-10;
+    CHECK(bad == 0);
+    CHECK_OK(pg_runtime_free(rt));
+    free(a);
+    free(b);
+    free(c);
+    free(got);
+}
+
 int main(void) {
+    edp_with_power();
     model_choices();
     pg_runtime *rt = runtime_on("host:4");
     bad_input(rt);

@@ -445,12 +445,76 @@ static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
         }
     if (PyDict_SetItemString(d, "link_bytes", links) < 0)
         goto fail;
+    /* per device: joules since the start and watts under load, None where unknown */
+    for (int k = 0; k < 2; k++) {
+        PyObject *list = PyList_New(s.ndevices);
+        for (int i = 0; list && i < s.ndevices; i++) {
+            double v = k ? s.power_watts[i] : s.energy_joules[i];
+            int known = k ? v > 0 : v >= 0;
+            PyObject *o = known ? PyFloat_FromDouble(v) : (Py_INCREF(Py_None), Py_None);
+            if (!o)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, i, o);
+        }
+        int r = list ? PyDict_SetItemString(d, k ? "power_watts" : "energy_joules", list) : -1;
+        Py_XDECREF(list);
+        if (r < 0)
+            goto fail;
+    }
     Py_DECREF(links);
     return d;
 fail:
     Py_XDECREF(d);
     Py_XDECREF(links);
     return NULL;
+}
+
+/* A list of n doubles as floats (None where `unknown` is 0 or less, when asked). */
+static PyObject *float_list(const double *v, int n, int none_if_zero) {
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *o =
+            none_if_zero && !(v[i] > 0) ? (Py_INCREF(Py_None), Py_None) : PyFloat_FromDouble(v[i]);
+        if (!o)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, o);
+    }
+    return list;
+}
+
+static PyObject *runtime_power_choice(PyObject *self, PyObject *unused) {
+    (void)unused;
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_power_choice c;
+    pg_status st = pg_runtime_power_choice(rt->h, &c);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *chosen = PyList_New(c.nchosen);
+    for (int i = 0; chosen && i < c.nchosen; i++) {
+        PyObject *o = PyLong_FromLong(c.chosen[i]);
+        if (!o)
+            Py_CLEAR(chosen);
+        else
+            PyList_SET_ITEM(chosen, i, o);
+    }
+    PyObject *limit =
+        c.limit_watts > 0 ? PyFloat_FromDouble(c.limit_watts) : (Py_INCREF(Py_None), Py_None);
+    PyObject *watts = float_list(c.watts, c.ndevices, 1);
+    PyObject *perf = float_list(c.performance, c.ndevices, 0);
+    if (!chosen || !limit || !watts || !perf) {
+        Py_XDECREF(chosen);
+        Py_XDECREF(limit);
+        Py_XDECREF(watts);
+        Py_XDECREF(perf);
+        return NULL;
+    }
+    return Py_BuildValue("{s:N,s:N,s:d,s:s,s:N,s:N}", "devices", chosen, "limit_watts", limit,
+                         "used_watts", c.used_watts, "performance_from",
+                         c.from_models ? "models" : "nominal", "watts", watts, "performance", perf);
 }
 
 static PyObject *runtime_devices(PyObject *self, void *closure) {
@@ -652,8 +716,17 @@ static PyMethodDef runtime_methods[] = {
      "stats()\n--\n\nCounters as a dict: ndevices, computations, kernels, host_accesses, "
      "copies,\nbytes_moved, host_wait_ns, pending, evictions, bytes_evicted, writebacks,\n"
      "copies_elided and bytes_elided (elide_copies: non-zero means the values are wrong),\n"
-     "device_bytes and device_bytes_peak (lists, per device), and link_bytes, a dict\n"
-     "{(src, dst): bytes} over locations 'host', '0', '1', ..."},
+     "device_bytes and device_bytes_peak (lists, per device), link_bytes, a dict\n"
+     "{(src, dst): bytes} over locations 'host', '0', '1', ..., and per device\n"
+     "energy_joules (since the runtime started: NVML's counter on GPUs, power_watts x busy\n"
+     "time on CPU devices) and power_watts (drawn under load), None where unknown."},
+    {"power_choice", runtime_power_choice, METH_NOARGS,
+     "power_choice()\n--\n\nThe devices the power budget (option power_limit) lets the "
+     "runtime use, chosen\nwhen it was created by Czarnul's greedy rule (the best performance "
+     "per watt that\nstill fits, again and again), as a dict: devices (the chosen ids, in the "
+     "order\ntaken), limit_watts (None: no budget, every device), used_watts, "
+     "performance_from\n('models' or 'nominal': SMs x clock, CPU workers), and per device "
+     "watts (None:\nunknown) and performance."},
     {"models", runtime_models, METH_NOARGS,
      "models()\n--\n\nThe performance models (option models=\"on\", on by default with\n"
      "policy=\"min-finish-time\") as dicts: kernel, device_class (the device's name),\n"

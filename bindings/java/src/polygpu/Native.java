@@ -56,6 +56,12 @@ final class Native {
 
     static native long[] runtimeStats(long rt);
 
+    /**
+     * {limit W, used W, from models (1/0), ndevices, nchosen, MAX_LOCATIONS - 1 chosen ids,
+     * as many watts, as many performances}.
+     */
+    static native double[] runtimePowerChoice(long rt);
+
     static native long runtimeClock(long rt);
 
     /**
