@@ -257,6 +257,13 @@ pg_status pg_linalg_gemm(pg_runtime *rt, pg_array *a, pg_array *b, pg_array *c,
                          "pg_linalg_gemm: the arrays must have one dtype, got a %s, b %s, c %s",
                          pg_dtype_name(A.d.dtype), pg_dtype_name(B.d.dtype),
                          pg_dtype_name(C.d.dtype));
+    /* C's tiles are written while other tiles still read A and B: sharing elements would race.
+     * Views of one array share its id, so this refuses disjoint views of one array too. */
+    if (C.d.id == A.d.id || C.d.id == B.d.id)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_linalg_gemm: c is (a view of) the same array as %s: the result must "
+                         "be an array of its own",
+                         C.d.id == A.d.id ? "a" : "b");
     if (o.metric != PG_GEMM_PERF && o.metric != PG_GEMM_EDP)
         return pg__error(PG_ERROR_ARGUMENT,
                          "pg_linalg_gemm: metric %d is neither PG_GEMM_PERF nor PG_GEMM_EDP",

@@ -296,6 +296,18 @@ static void bad_input(pg_runtime *rt) {
     CHECK_MSG(pg_linalg_gemm(rt, i32, b, c, &o, NULL), PG_ERROR_ARGUMENT, "float32 or float64");
     CHECK_MSG(pg_linalg_gemm(rt, a, d64, c, &o, NULL), PG_ERROR_ARGUMENT, "one dtype");
     CHECK_MSG(pg_linalg_gemm(rt, a, NULL, c, &o, NULL), PG_ERROR_ARGUMENT, "b is NULL");
+    pg_array *sq = NULL, *top = NULL;
+    int64_t s8[2] = {8, 3};
+    REQUIRE_OK(pg_array_new(rt, PG_FLOAT32, 2, s8, &sq));
+    REQUIRE_OK(pg_array_slice(sq, 0, 4, &top));
+    CHECK_MSG(pg_linalg_gemm(rt, top, b, sq, &o, NULL), PG_ERROR_ARGUMENT, "same array as a");
+    pg_array *sq3 = NULL;
+    int64_t s33[2] = {3, 3};
+    REQUIRE_OK(pg_array_new(rt, PG_FLOAT32, 2, s33, &sq3));
+    CHECK_MSG(pg_linalg_gemm(rt, sq3, sq3, sq3, &o, NULL), PG_ERROR_ARGUMENT, "same array");
+    pg_array_free(top);
+    pg_array_free(sq);
+    pg_array_free(sq3);
     o.tile = -1;
     CHECK_MSG(pg_linalg_gemm(rt, a, b, c, &o, NULL), PG_ERROR_ARGUMENT, "tile");
     pg_gemm_options_init(&o);
