@@ -162,13 +162,16 @@ static void one_case(pg_runtime *rt, pg_kernel *touch, pg_dtype dt, int m, int n
 /* Every placement of A, B, C over {host, device 0, device 2}, every shape class and transpose,
  * both dtypes; alpha/beta vary with the case. */
 static void results_match(pg_runtime *rt) {
-    static const int shapes[][3] = {{40, 40, 40}, {64, 48, 6}, {12, 10, 96}, {33, 7, 5}};
+    /* the last: K long enough that a device's first tile takes B in chunks (pg__gemm_k_chunks:
+     * 2 of 550 rows) when B travels */
+    static const int shapes[][3] = {
+        {40, 40, 40}, {64, 48, 6}, {12, 10, 96}, {33, 7, 5}, {8, 6, 1100}};
     static const int locs[3] = {PG_HOST, 0, 2};
     for (int dti = 0; dti < 2; dti++) {
         pg_dtype dt = dti ? PG_FLOAT64 : PG_FLOAT32;
         pg_kernel *touch = touch_task(rt, dt);
         int i = 0;
-        for (int s = 0; s < 4; s++)
+        for (int s = 0; s < 5; s++)
             for (int t = 0; t < 4; t++)
                 for (int w = 0; w < 27; w += (s == 0 && t == 0) ? 1 : 5, i++) {
                     int where[3] = {locs[w % 3], locs[w / 3 % 3], locs[w / 9]};
@@ -450,6 +453,21 @@ static void model_choices(void) {
     CHECK(pl.devices == 1 && pl.predicted_j > 0);
     p.dev[1].watts = 0;
     CHECK_MSG(pg__gemm_plan_make(&p, &pl), PG_ERROR_ARGUMENT, "device 1's is unknown");
+    /* B in chunks under a device's first tile only when B travels, is not transposed and K
+     * gives chunks of 512 rows or more (at most 8). */
+    CHECK(pg__gemm_k_chunks(1100, 0, 1) == 2 && pg__gemm_k_chunks(1100, 1, 1) == 1 &&
+          pg__gemm_k_chunks(1100, 0, 0) == 1 && pg__gemm_k_chunks(100, 0, 1) == 1 &&
+          pg__gemm_k_chunks(1 << 20, 0, 1) == 8);
+    /* Chunks let compute start before B is whole: one tile, host-resident, predicts less time
+     * with B in chunks than with B first (trans_b: no chunks). */
+    p = problem(4096, 4096, 4096, 1, 20000, 12);
+    p.tile = 4096;
+    REQUIRE_OK(pg__gemm_plan_make(&p, &pl));
+    pg__gemm_problem tb = p;
+    tb.trans_b = 1; /* no chunks */
+    pg__gemm_plan plt;
+    REQUIRE_OK(pg__gemm_plan_make(&tb, &plt));
+    CHECK(pl.predicted_s < plt.predicted_s);
     /* Candidates: m itself, then powers of two needing at most 32 tiles. */
     int64_t cand[PG__GEMM_TILE_CANDIDATES];
     int nc = pg__gemm_tile_candidates(1000, cand);
