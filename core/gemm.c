@@ -244,8 +244,17 @@ pg_status pg_linalg_gemm(pg_runtime *rt, pg_array *a, pg_array *b, pg_array *c,
         memset(report, 0, sizeof *report);
     if (!rt)
         return pg__error(PG_ERROR_ARGUMENT, "pg_linalg_gemm: rt is NULL");
+    /* Its views, rate measurement and write-back prefetches are host-side calls a recording
+     * refuses: a GEMM is not recorded (record its tile tasks with pg_task_builtin instead). */
+    pg__runtime *r = pg__enter_runtime(rt, "pg_linalg_gemm");
+    if (!r)
+        return PG_ERROR_STATE;
+    pg_status st = pg__graph_refuse(r, "pg_linalg_gemm", NULL);
+    pg__leave(r);
+    if (st)
+        return st;
     operand A, B, C;
-    pg_status st = describe(a, "a", &A);
+    st = describe(a, "a", &A);
     if (!st)
         st = describe(b, "b", &B);
     if (!st)

@@ -586,7 +586,9 @@ typedef struct pg_gemm_report {
  * more do not help. Returns once the tiles are issued (like pg_kernel_launch); `report` (may be
  * NULL) gets the plan. At most 32 tiles (views cut arrays for good). Errors: shapes that do not
  * fit, dtypes, a tile that needs more than 32 tiles, metric edp without power readings — all
- * PG_ERROR_ARGUMENT before anything is issued. opt NULL: pg_gemm_options_init's. */
+ * PG_ERROR_ARGUMENT before anything is issued; c sharing an array with a or b (views of one
+ * array included) is PG_ERROR_ARGUMENT too, and a call while this thread records a graph is
+ * PG_ERROR_STATE (record gemm_tile tasks instead). opt NULL: pg_gemm_options_init's. */
 pg_status pg_linalg_gemm(pg_runtime *rt, pg_array *a, pg_array *b, pg_array *c,
                          const pg_gemm_options *opt, pg_gemm_report *report);
 

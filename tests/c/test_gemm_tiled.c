@@ -322,6 +322,14 @@ static void bad_input(pg_runtime *rt) {
     pg_gemm_options_init(&o);
     o.metric = PG_GEMM_EDP; /* CPU devices report no power */
     CHECK_MSG(pg_linalg_gemm(rt, a, b, c, &o, NULL), PG_ERROR_ARGUMENT, "power");
+    REQUIRE_OK(pg_graph_begin(rt));
+    CHECK_MSG(pg_linalg_gemm(rt, a, b, c, &o, NULL), PG_ERROR_STATE, "records a graph");
+    pg_graph *g = NULL;
+    CHECK_OK(pg_graph_end(rt, &g));
+    int64_t ncalls = -1;
+    CHECK_OK(pg_graph_calls(g, &ncalls));
+    CHECK(ncalls == 0);
+    CHECK_OK(pg_graph_free(g));
     /* 100 rows in tiles of 2: 50 tiles */
     pg_array *big = NULL, *bc = NULL;
     int64_t s100[2] = {100, 3}, s100c[2] = {100, 5};
