@@ -530,6 +530,9 @@ pg_status pg_task_new(pg_runtime *rt, const char *name, const pg_task_impls *imp
  *     "in const T *a, in const T *b, inout T *c, int64_t m, int64_t n, int64_t k,
  *      int trans_a, int trans_b, double alpha, double beta"
  *     (op(A) is m x k: A is stored m x k, or k x m when trans_a; op(B) is k x n; C is m x n);
+ *   gemm_tile_f32 / gemm_tile_f64 (and gemm_tile_out_*, whose c is "out": beta must be 0): the
+ *     tiled GEMM's task (pg_linalg_gemm), gemm's signature and ", int64_t a_offset, int64_t
+ *     lda": op(A)'s block starts a_offset elements into a, whose stored rows have lda elements;
  *   axpy_f32 / axpy_f64: y = alpha * x + y, "in const T *x, inout T *y, int64_t n, double alpha";
  *   dot_f32 / dot_f64: result[0] = x . y, "in const T *x, in const T *y, out T *result,
  *     int64_t n".
@@ -583,7 +586,9 @@ typedef struct pg_gemm_report {
  * transfers out from the link matrix (pg_runtime_interconnect), with the device's GEMM rate
  * from the performance models when they know the tile task, else a rate measured once per
  * device class and dtype and cached under cache_dir/models/gemm-rates.csv; fewer devices when
- * more do not help. Returns once the tiles are issued (like pg_kernel_launch); `report` (may be
+ * more do not help (the first call for a device class and dtype in a fresh cache measures it:
+ * it waits for the runtime's work, and the measuring tasks show in the DAG). Returns once the
+ * tiles are issued (like pg_kernel_launch); `report` (may be
  * NULL) gets the plan. At most 32 tiles (views cut arrays for good). Errors: shapes that do not
  * fit, dtypes, a tile that needs more than 32 tiles, metric edp without power readings — all
  * PG_ERROR_ARGUMENT before anything is issued; c sharing an array with a or b (views of one
