@@ -220,6 +220,7 @@ static pg_status count_ok(const pg_task_call *c, int i, uint64_t need, const cha
 typedef struct gemm_args {
     int m, n, k, ta, tb, lda, ldb;
     double alpha, beta;
+    const char *a; /* A's first element used: the array's, or a_offset elements on (tiles) */
 } gemm_args;
 
 static pg_status gemm_read(const pg_task_call *c, gemm_args *g) {
@@ -238,15 +239,36 @@ static pg_status gemm_read(const pg_task_call *c, gemm_args *g) {
     g->tb = arg_int(c, 7) != 0;
     g->alpha = arg_f64(c, 8);
     g->beta = arg_f64(c, 9);
-    char shape[96];
+    char shape[128];
     snprintf(shape, sizeof shape, "m=%d n=%d k=%d", g->m, g->n, g->k);
-    if ((st = count_ok(c, 0, (uint64_t)m * (uint64_t)k, shape)) ||
-        (st = count_ok(c, 1, (uint64_t)k * (uint64_t)n, shape)) ||
-        (st = count_ok(c, 2, (uint64_t)m * (uint64_t)n, shape)))
-        return st;
     /* Leading dimensions of the row-major arrays as stored; at least 1, as BLAS checks. */
     g->lda = g->ta ? g->m : g->k;
     g->ldb = g->tb ? g->k : g->n;
+    uint64_t need_a = (uint64_t)m * (uint64_t)k;
+    int64_t off = 0;
+    if (c->nargs == 12) { /* the tile variant: A's block starts a_offset elements in, rows lda */
+        off = arg_i64(c, 10);
+        int64_t lda = arg_i64(c, 11);
+        if ((st = size_ok(c, "lda", lda)))
+            return st;
+        if (off < 0 || lda < (g->ta ? m : k))
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "task '%s': a_offset = %lld and lda = %lld do not describe a block "
+                             "of A (lda must be at least %lld)",
+                             c->name, (long long)off, (long long)lda, (long long)(g->ta ? m : k));
+        g->lda = (int)lda;
+        int64_t rows = g->ta ? k : m, cols = g->ta ? m : k;
+        need_a = rows && cols
+                     ? (uint64_t)off + (uint64_t)(rows - 1) * (uint64_t)lda + (uint64_t)cols
+                     : 0;
+        snprintf(shape, sizeof shape, "m=%d n=%d k=%d a_offset=%lld lda=%lld", g->m, g->n, g->k,
+                 (long long)off, (long long)lda);
+    }
+    if ((st = count_ok(c, 0, need_a, shape)) ||
+        (st = count_ok(c, 1, (uint64_t)k * (uint64_t)n, shape)) ||
+        (st = count_ok(c, 2, (uint64_t)m * (uint64_t)n, shape)))
+        return st;
+    g->a = (const char *)arg_ptr(c, 0) + (size_t)off * (size_t)pg_dtype_size(c->params[0].dtype);
     if (g->lda < 1)
         g->lda = 1;
     if (g->ldb < 1)
@@ -276,11 +298,11 @@ static pg_status cpu_blas(const pg_task_call *c) {
         int ta = g.ta ? CBLAS_TRANS : CBLAS_NO_TRANS, tb = g.tb ? CBLAS_TRANS : CBLAS_NO_TRANS;
         int ldc = g.n < 1 ? 1 : g.n;
         if (t->f64)
-            l->dgemm(CBLAS_ROW_MAJOR, ta, tb, g.m, g.n, g.k, g.alpha, arg_ptr(c, 0), g.lda,
+            l->dgemm(CBLAS_ROW_MAJOR, ta, tb, g.m, g.n, g.k, g.alpha, (const double *)g.a, g.lda,
                      arg_ptr(c, 1), g.ldb, g.beta, arg_ptr(c, 2), ldc);
         else
-            l->sgemm(CBLAS_ROW_MAJOR, ta, tb, g.m, g.n, g.k, (float)g.alpha, arg_ptr(c, 0), g.lda,
-                     arg_ptr(c, 1), g.ldb, (float)g.beta, arg_ptr(c, 2), ldc);
+            l->sgemm(CBLAS_ROW_MAJOR, ta, tb, g.m, g.n, g.k, (float)g.alpha, (const float *)g.a,
+                     g.lda, arg_ptr(c, 1), g.ldb, (float)g.beta, arg_ptr(c, 2), ldc);
         return PG_OK;
     }
     int n;
@@ -332,11 +354,11 @@ static pg_status gpu_blas(const pg_task_call *c) {
         if (t->f64)
             return cublas_status(c, "cublasDgemm",
                                  l->dgemm(*h, tb, ta, g.n, g.m, g.k, &g.alpha, arg_ptr(c, 1), g.ldb,
-                                          arg_ptr(c, 0), g.lda, &g.beta, arg_ptr(c, 2), g.n));
+                                          (const double *)g.a, g.lda, &g.beta, arg_ptr(c, 2), g.n));
         float alpha = (float)g.alpha, beta = (float)g.beta;
         return cublas_status(c, "cublasSgemm",
                              l->sgemm(*h, tb, ta, g.n, g.m, g.k, &alpha, arg_ptr(c, 1), g.ldb,
-                                      arg_ptr(c, 0), g.lda, &beta, arg_ptr(c, 2), g.n));
+                                      (const float *)g.a, g.lda, &beta, arg_ptr(c, 2), g.n));
     }
     int n;
     if (t->op == OP_AXPY) {
@@ -372,13 +394,25 @@ typedef struct builtin {
 #define GEMM_SIG(T)                                                                                \
     "in const " T " *a, in const " T " *b, inout " T " *c, int64_t m, int64_t n, int64_t k, "      \
     "int trans_a, int trans_b, double alpha, double beta"
+/* The tiled GEMM's task (core/gemm.c): A's block at a_offset with rows of lda elements; C
+ * "out" when beta is 0 (its old rows need not travel), else "inout". */
+#define GEMM_TILE_SIG(T, CACC)                                                                     \
+    "in const " T " *a, in const " T " *b, " CACC " " T " *c, int64_t m, int64_t n, int64_t k, "   \
+    "int trans_a, int trans_b, double alpha, double beta, int64_t a_offset, int64_t lda"
 #define AXPY_SIG(T) "in const " T " *x, inout " T " *y, int64_t n, double alpha"
 #define DOT_SIG(T) "in const " T " *x, in const " T " *y, out " T " *result, int64_t n"
 
 static const builtin builtins[] = {
-    {"gemm_f32", OP_GEMM, 0, GEMM_SIG("float")}, {"gemm_f64", OP_GEMM, 1, GEMM_SIG("double")},
-    {"axpy_f32", OP_AXPY, 0, AXPY_SIG("float")}, {"axpy_f64", OP_AXPY, 1, AXPY_SIG("double")},
-    {"dot_f32", OP_DOT, 0, DOT_SIG("float")},    {"dot_f64", OP_DOT, 1, DOT_SIG("double")},
+    {"gemm_f32", OP_GEMM, 0, GEMM_SIG("float")},
+    {"gemm_f64", OP_GEMM, 1, GEMM_SIG("double")},
+    {"axpy_f32", OP_AXPY, 0, AXPY_SIG("float")},
+    {"axpy_f64", OP_AXPY, 1, AXPY_SIG("double")},
+    {"dot_f32", OP_DOT, 0, DOT_SIG("float")},
+    {"dot_f64", OP_DOT, 1, DOT_SIG("double")},
+    {"gemm_tile_f32", OP_GEMM, 0, GEMM_TILE_SIG("float", "inout")},
+    {"gemm_tile_f64", OP_GEMM, 1, GEMM_TILE_SIG("double", "inout")},
+    {"gemm_tile_out_f32", OP_GEMM, 0, GEMM_TILE_SIG("float", "out")},
+    {"gemm_tile_out_f64", OP_GEMM, 1, GEMM_TILE_SIG("double", "out")},
 };
 
 pg_status pg_task_builtin(pg_runtime *rt, const char *name, pg_kernel **out) {
@@ -392,7 +426,8 @@ pg_status pg_task_builtin(pg_runtime *rt, const char *name, pg_kernel **out) {
     if (!b)
         return pg__error(PG_ERROR_NOT_FOUND,
                          "pg_task_builtin: no built-in task '%s' (there are gemm_f32, gemm_f64, "
-                         "axpy_f32, axpy_f64, dot_f32, dot_f64)",
+                         "axpy_f32, axpy_f64, dot_f32, dot_f64, gemm_tile_f32, gemm_tile_f64, "
+                         "gemm_tile_out_f32, gemm_tile_out_f64)",
                          name);
     pg_device_info info[PG_MAX_DEVICES];
     int n = 0;

@@ -3,6 +3,7 @@
  * or when one of its inputs came from a failed computation; failures travel with the data, not
  * along every edge, so a writer that only had to wait for a failed reader is unaffected. */
 #include "core/internal.h"
+#include "core/power.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,9 @@ static void finish(pg__runtime *rt, pg__comp *c) {
         pg__dag_record_timing(rt, c);
         pg__profile_note(rt, c);
         pg__models_note(rt, c);
+    }
+    pg__power_note(rt, c); /* busy time (timing resolved), NVML samples */
+    if (c->timed) {
         rt->ops->timing_release(rt->b, &c->timing);
         c->timed = 0;
     }

@@ -29,6 +29,7 @@ typedef struct pg__graph pg__graph;
 typedef struct pg__plan pg__plan;
 typedef struct pg__profile_sample pg__profile_sample;
 typedef struct pg__model pg__model;
+typedef struct pg__power pg__power;
 
 /* Location index: 0 = host, d + 1 = device d. */
 #define PG__LOC(dev) ((dev) + 1)
@@ -140,7 +141,9 @@ struct pg__comp {
     pg__kernel *kernel;
     pg_dim3 grid, block;
     size_t shared_mem;
-    uint32_t fits; /* bit d: device d's limits allow this launch (placement looks only there) */
+    uint32_t fits;   /* bit d: device d's limits allow this launch (placement looks only there) */
+    int copy_inputs; /* its input copies go to the device's copy stream, as with the prefetch
+                        option (the tiled GEMM's tiles: fetches in issue order, core/gemm.c) */
     int nslots;
     uint64_t *slots;
     int8_t *slot_arg; /* per parameter: index into args, or -1 for a scalar */
@@ -315,6 +318,8 @@ typedef struct pg__options_resolved {
     int models;                   /* performance models learn, persist and predict */
     uint64_t chunk_bytes;         /* chunked outputs: bytes per copy (0: per link) */
     uint64_t device_memory_limit; /* 0: none */
+    char power_watts[512];        /* injected watts per device (core/power.c); "": none */
+    double power_limit;           /* watts per node the chosen devices may draw; 0: none */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -374,6 +379,8 @@ struct pg__runtime {
     char model_class[PG__MODEL_CLASSES][128]; /* device classes: the devices' names */
     int nmodel_class;
     int dev_model_class[PG_MAX_DEVICES];
+    /* power and energy per device (core/power.c), owned */
+    pg__power *power;
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -437,6 +444,11 @@ void pg__models_sample(pg__runtime *rt, const char *kernel, int dev, uint64_t by
 void pg__models_note(pg__runtime *rt, const pg__comp *c);
 /* The predicted duration in ns, -1 when unknown (fewer than 3 samples, or models off). */
 int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_t bytes);
+/* Each device's speed from the models: for every kernel and size bucket predicted on every
+ * device, 1 / its predicted duration; speed[d] is their geometric mean. Returns how many such
+ * (kernel, bucket) pairs there are: 0 (speeds untouched) while the models cannot compare all
+ * devices. */
+int pg__models_speed(pg__runtime *rt, double speed[PG_MAX_DEVICES]);
 void pg__models_load(pg__runtime *rt);      /* at creation: device classes, then the files */
 pg_status pg__models_save(pg__runtime *rt); /* at close: the files (atomic) */
 void pg__models_free(pg__runtime *rt);
@@ -518,6 +530,15 @@ pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out);
  * nslots parameter slots, one more slot per parameter: the array's element count (0: scalar). */
 /* The devices task k may run on (a kind with an implementation); none: PG_ERROR_ARGUMENT. */
 pg_status pg__task_fits(const pg__runtime *rt, const pg__kernel *k, uint32_t *mask);
+/* The GEMM rate of device dev's class for dtype dt (core/gemm_rates.c): known in the process,
+ * else from <cache_dir>/models/gemm-rates.csv, else measured now on dev (waits for the
+ * runtime's work: pg_runtime_sync) and cached. Without the lock. */
+pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, double *overhead_s);
+/* pg_kernel_launch (grid and block 1) placed on `device` only, as the tiled GEMM assigns its
+ * tiles (core/gemm.c), its input copies on the device's copy stream with copy_inputs;
+ * PG_ERROR_ARGUMENT when the kernel cannot run there. Public entry: takes the lock itself. */
+pg_status pg__kernel_launch_on(pg_kernel *k, int device, const pg_arg *args, int nargs,
+                               int copy_inputs);
 /* Enqueue task computation c (slots filled with s's buffers) on s through the backend's call. */
 pg_status pg__task_issue(pg__runtime *rt, pg__comp *c, pg__stream *s);
 

@@ -280,7 +280,7 @@ pg_status pg__issue_input(pg__runtime *rt, pg__comp *c, pg__array *a, pg__stream
      * queued before c on s. */
     pg__stream *cs = s;
     pg__comp *cc;
-    st = rt->opt.prefetch ? pg__stream_copy(rt, s->device, &cs) : PG_OK;
+    st = rt->opt.prefetch || c->copy_inputs ? pg__stream_copy(rt, s->device, &cs) : PG_OK;
     if (!st)
         st = issue_copy(rt, a, src, loc, cs, &cc);
     if (st)

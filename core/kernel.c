@@ -1,5 +1,6 @@
 /* kernel.c: kernels — compilation through the backend, parameters, argument checking, launch. */
 #include "core/internal.h"
+#include "core/power.h"
 #include "nvrtc/chunk_wrap.h"
 #include "core/phases.h"
 #include "nvrtc/signature.h"
@@ -192,6 +193,7 @@ pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec) {
     c->block = rec->block;
     c->shared_mem = rec->shared_mem;
     c->fits = rec->fits;
+    c->copy_inputs = rec->copy_inputs;
     return c;
 }
 
@@ -348,8 +350,8 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
     return PG_OK;
 }
 
-pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
-                           const pg_arg *args, int nargs) {
+static pg_status launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
+                        const pg_arg *args, int nargs, int only, int copy_inputs) {
     PG__PHASE_SET();
     pg__error_clear();
     pg__kernel *k = pg__enter_kernel(h, "pg_kernel_launch");
@@ -359,6 +361,14 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     uint32_t fits = 0;
     pg_status st = k->is_task ? pg__task_fits(rt, k, &fits) /* grid and block are ignored */
                               : check_dims(k, grid, block, shared_mem, &fits);
+    if (!st)
+        st = pg__power_fit(rt, k->name, &fits); /* only the devices a power budget allows */
+    if (!st && only >= 0) {
+        if (only >= rt->ndev || !(fits >> only & 1) || rt->dev[only].failed)
+            st = pg__error(PG_ERROR_ARGUMENT, "kernel '%s' cannot run on device %d%s", k->name,
+                           only, only < rt->ndev && rt->dev[only].failed ? " (it failed)" : "");
+        fits &= 1u << only;
+    }
     PG__PHASE_SHARED(PG__PH_ENTER);
     pg__comp *c = st ? NULL : pg__comp_new(rt, PG__KERNEL);
     if (!st && !c)
@@ -381,6 +391,7 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     c->block = block;
     c->shared_mem = shared_mem;
     c->fits = fits;
+    c->copy_inputs = copy_inputs;
     PG__PHASE_SHARED(PG__PH_BIND);
     if (pg__graph_take(rt, c, &st)) { /* recorded, not run */
         pg__comp_unref(rt, c);
@@ -396,4 +407,15 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     PG__PHASE_SHARED(PG__PH_LEAVE);
     PG__PHASE_LAUNCH_DONE();
     return st;
+}
+
+pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
+                           const pg_arg *args, int nargs) {
+    return launch(h, grid, block, shared_mem, args, nargs, -1, 0);
+}
+
+pg_status pg__kernel_launch_on(pg_kernel *h, int device, const pg_arg *args, int nargs,
+                               int copy_inputs) {
+    pg_dim3 one = {1, 1, 1};
+    return launch(h, one, one, 0, args, nargs, device, copy_inputs);
 }

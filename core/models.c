@@ -13,6 +13,7 @@
 #include "base/alloc.h"
 #include "nvrtc/kernel_cache.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,35 @@ int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_
         return -1;
     const pg__model *m = find(rt, kernel, rt->dev_model_class[dev], pg__model_bucket(bytes));
     return m && m->n >= CALIBRATED ? (int64_t)m->median : -1;
+}
+
+int pg__models_speed(pg__runtime *rt, double speed[PG_MAX_DEVICES]) {
+    if (!rt->opt.models || rt->ndev < 1)
+        return 0;
+    double logsum[PG_MAX_DEVICES] = {0};
+    int pairs = 0;
+    for (int i = 0; i < rt->nmodels; i++) {
+        const pg__model *m = &rt->models[i];
+        /* each (kernel, bucket) once: from its model on device 0's class */
+        if (m->cls != rt->dev_model_class[0] || m->n < CALIBRATED || !m->median)
+            continue;
+        double l[PG_MAX_DEVICES];
+        int d = 0;
+        for (; d < rt->ndev; d++) {
+            const pg__model *o = find(rt, m->kernel, rt->dev_model_class[d], m->bucket);
+            if (!o || o->n < CALIBRATED || !o->median)
+                break;
+            l[d] = -log((double)o->median);
+        }
+        if (d < rt->ndev)
+            continue;
+        for (d = 0; d < rt->ndev; d++)
+            logsum[d] += l[d];
+        pairs++;
+    }
+    for (int d = 0; pairs && d < rt->ndev; d++)
+        speed[d] = exp(logsum[d] / pairs) * 1e9; /* runs per second */
+    return pairs;
 }
 
 /* ---- persistence */

@@ -3,6 +3,7 @@
  * records, makes the snapshot and writes it out; core's part is describing its computations,
  * the lock, and folding in what has finished. */
 #include "core/internal.h"
+#include "core/power.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -92,7 +93,14 @@ pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
         tracks[d].nstreams = rt->dev[d].nstreams;
         tracks[d].copy_stream = rt->dev[d].copy_stream != NULL;
     }
-    return pg__records_snapshot(rt->records, rt->next_comp_id, tracks, rt->ndev, out);
+    pg__dag_power *power = NULL;
+    size_t npower = 0;
+    pg_status st = pg__power_samples(rt, &power, &npower);
+    if (!st)
+        st = pg__records_snapshot(rt->records, rt->next_comp_id, tracks, rt->ndev, power, npower,
+                                  out);
+    pg__free(power);
+    return st;
 }
 
 /* Lock held: a snapshot with the timings of what has finished by now. */

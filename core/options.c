@@ -1,5 +1,6 @@
 /* options.c: runtime options — defaults, PG_* environment variables, validation. */
 #include "core/internal.h"
+#include "core/power.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -19,6 +20,7 @@ void pg_options_init(pg_options *o) {
     o->elide_copies = -1;
     o->exploration_threshold = -1.0;
     o->device_memory_limit = PG_DEVICE_MEMORY_UNSET;
+    o->power_limit = -1.0;
 }
 
 static pg_status parse_number(const char *name, const char *v, double *out) {
@@ -112,6 +114,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         str = &o->profile;
     else if (!strcmp(name, "models"))
         str = &o->models;
+    else if (!strcmp(name, "power_watts"))
+        str = &o->power_watts;
     if (str) {
         const char *copy = pg__intern(value);
         if (!copy)
@@ -139,6 +143,16 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         o->exploration_threshold = d;
         return PG_OK;
     }
+    if (!strcmp(name, "power_limit")) {
+        double d = 0;
+        if (parse_number(name, value, &d) != PG_OK || !(d >= 0) || isinf(d))
+            return pg__error(PG_ERROR_ARGUMENT,
+                             "option power_limit: '%s' is not a power budget (watts per node, a "
+                             "number >= 0; 0 for none)",
+                             value);
+        o->power_limit = d;
+        return PG_OK;
+    }
     if (!strcmp(name, "chunk_bytes")) {
         uint64_t b = 0;
         pg_status st = parse_bytes(name, value, &b);
@@ -161,7 +175,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "unknown option '%s': expected devices, policy, stream_policy, "
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace, cache_dir, check, "
-                     "device_memory_limit, elide_copies, chunk_bytes, profile or models",
+                     "device_memory_limit, elide_copies, chunk_bytes, profile, models, "
+                     "power_limit or power_watts",
                      name);
 }
 
@@ -336,6 +351,30 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
                               &r->device_memory_limit)))
             return st;
     }
+
+    if (isnan(o->power_limit) || isinf(o->power_limit))
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "power_limit is %g: expected watts per node (0 for none, negative for "
+                         "the default)",
+                         o->power_limit);
+    if (o->power_limit >= 0) {
+        r->power_limit = o->power_limit;
+    } else {
+        const char *e = getenv("PG_POWER_LIMIT");
+        if (e && *e &&
+            ((st = parse_number("power_limit (PG_POWER_LIMIT)", e, &r->power_limit)) ||
+             !(r->power_limit >= 0) || isinf(r->power_limit)))
+            return st ? st
+                      : pg__error(PG_ERROR_ARGUMENT,
+                                  "power_limit (PG_POWER_LIMIT) '%s' is not a power budget "
+                                  "(watts per node, a number >= 0; 0 for none)",
+                                  e);
+    }
+    double watts[PG_MAX_DEVICES], all;
+    if ((st = copy_str(r->power_watts, sizeof r->power_watts,
+                       pick(o->power_watts, "PG_POWER_WATTS", ""), "power_watts")) ||
+        (st = pg__power_parse_watts(r->power_watts, watts, &all)))
+        return st;
 
     const char *lg = pick(o->log, "PG_LOG", "off");
     if (!strcmp(lg, "off"))

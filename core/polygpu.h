@@ -127,6 +127,21 @@ typedef struct pg_options {
      * min-finish-time and "off" otherwise (so that other runtimes write nothing to the cache
      * folder and time nothing they did not before). */
     const char *models;
+    /* Watts per node the runtime's devices may draw (Czarnul's greedy rule): the runtime uses
+     * only the devices chosen by taking, again and again, the one with the best performance
+     * per watt whose power still fits in what is left of the budget (pg_runtime_power_choice
+     * says which and why); placement puts work only there. Performance: the performance models
+     * when they predict some kernel on every device, else the nominal throughput (GPUs: SMs x
+     * clock; CPU devices: worker threads). Power: the power each device draws under load
+     * (GPUs: through NVML; others: power_watts). A budget no device fits fails
+     * pg_runtime_new naming the smallest device power. 0: no budget, every device is used;
+     * negative (what pg_options_init sets): PG_POWER_LIMIT, else none. */
+    double power_limit;
+    /* Watts each device draws under load, for tests and for machines without NVML: "120"
+     * (every device) or "0:120,1:80" (per device). Used where NVML gives no figure (CPU
+     * devices, simulated GPUs, GPUs without NVML); such a device's energy is these watts x its
+     * busy time (the time its operations ran). NULL: PG_POWER_WATTS, else none. */
+    const char *power_watts;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -197,6 +212,7 @@ typedef struct pg_device_info {
     uint64_t max_shared_memory_per_block; /* bytes of dynamic shared memory one block may ask
                                              for (GPUs: the opt-in maximum, less the kernel's
                                              static __shared__ data) */
+    uint32_t clock_khz; /* GPUs: the SMs' clock rate (CUDA's attribute); 0 on CPU devices */
 } pg_device_info;
 
 /* Fill up to `capacity` entries; *count gets the number of devices (may exceed capacity). */
@@ -237,9 +253,39 @@ typedef struct pg_stats {
     /* elide_copies: copies skipped and their bytes (also counted in copies and link_bytes, as
      * if made). Non-zero: the arrays' values are wrong. */
     uint64_t copies_elided, bytes_elided;
+    /* Energy per device since the runtime started, in joules; -1 where unknown. GPUs: NVML's
+     * energy counter (Volta and later). Devices with an injected figure (option power_watts:
+     * CPU devices, simulated GPUs, GPUs without NVML): those watts x the device's busy time,
+     * the summed durations of the kernels, tasks and copies it ran (known when every operation
+     * is timed: always on CPU devices; on GPUs only with trace, profile or models; graph
+     * replays through a plan are not timed and not counted). */
+    double energy_joules[PG_MAX_DEVICES];
+    /* Watts each device draws under load, as the power budget counts it: GPUs the highest
+     * power NVML reported while it ran work, else its default power limit; others the
+     * injected figure; 0 where unknown. */
+    double power_watts[PG_MAX_DEVICES];
 } pg_stats;
 
 pg_status pg_runtime_stats(pg_runtime *rt, pg_stats *out);
+
+/* The devices a power budget (option power_limit) lets the runtime use, chosen once when it
+ * was created by Czarnul's greedy rule: again and again the device with the best performance
+ * per watt whose power still fits in what is left of the budget. Placement uses only these. */
+typedef struct pg_power_choice {
+    double limit_watts; /* the budget; 0: none, every device is chosen (in index order) */
+    double used_watts;  /* the chosen devices' power together */
+    int from_models;    /* 1: performance from the performance models (some kernel and size
+                           predicted on every device: the geometric mean of 1/duration over
+                           those); 0: nominal throughput (GPUs: SMs x clock in kHz; CPU
+                           devices: worker threads) */
+    int ndevices;
+    int nchosen;
+    int chosen[PG_MAX_DEVICES];         /* the chosen devices, in the order the rule took them */
+    double watts[PG_MAX_DEVICES];       /* per device: the power counted (pg_stats.power_watts) */
+    double performance[PG_MAX_DEVICES]; /* per device: the performance figure */
+} pg_power_choice;
+
+pg_status pg_runtime_power_choice(pg_runtime *rt, pg_power_choice *out);
 /* The runtime's clock: nanoseconds since it was created — real time, or on simulated devices
  * (devices="sim:...") the simulated machine's virtual time, so a script timing itself between
  * two readings (after a sync or a host read) measures what that machine would take. */
@@ -432,11 +478,11 @@ pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t sha
 
 /* What an implementation is given, valid during the call only. */
 typedef struct pg_task_call {
-    const char *name;   /* the task's name */
-    int device;         /* the runtime's device index it runs on */
+    const char *name; /* the task's name */
+    int device;       /* the runtime's device index it runs on */
     pg_device_kind kind;
-    uint64_t stream;    /* a CUstream on GPUs (enqueue the work there); 0 on CPU devices */
-    int nargs;          /* the signature's parameters */
+    uint64_t stream; /* a CUstream on GPUs (enqueue the work there); 0 on CPU devices */
+    int nargs;       /* the signature's parameters */
     const pg_param_info *params;
     /* One 8-byte slot per parameter, as a kernel gets them: an array's address on `device`
      * (cast through uintptr_t), or a scalar converted to the parameter's type, stored at the
@@ -484,6 +530,9 @@ pg_status pg_task_new(pg_runtime *rt, const char *name, const pg_task_impls *imp
  *     "in const T *a, in const T *b, inout T *c, int64_t m, int64_t n, int64_t k,
  *      int trans_a, int trans_b, double alpha, double beta"
  *     (op(A) is m x k: A is stored m x k, or k x m when trans_a; op(B) is k x n; C is m x n);
+ *   gemm_tile_f32 / gemm_tile_f64 (and gemm_tile_out_*, whose c is "out": beta must be 0): the
+ *     tiled GEMM's task (pg_linalg_gemm), gemm's signature and ", int64_t a_offset, int64_t
+ *     lda": op(A)'s block starts a_offset elements into a, whose stored rows have lda elements;
  *   axpy_f32 / axpy_f64: y = alpha * x + y, "in const T *x, inout T *y, int64_t n, double alpha";
  *   dot_f32 / dot_f64: result[0] = x . y, "in const T *x, in const T *y, out T *result,
  *     int64_t n".
@@ -494,6 +543,59 @@ pg_status pg_task_new(pg_runtime *rt, const char *name, const pg_task_impls *imp
  * left out of the task's placement; when that leaves none, PG_ERROR_NOT_FOUND names the library
  * and the package to install. Unknown name: PG_ERROR_NOT_FOUND listing the names. */
 pg_status pg_task_builtin(pg_runtime *rt, const char *name, pg_kernel **out);
+
+/* ---------------------------------------------------------------- tiled GEMM */
+
+/* What pg_linalg_gemm optimizes: predicted time, or energy x time (device power from NVML). */
+typedef enum pg_gemm_metric { PG_GEMM_PERF = 0, PG_GEMM_EDP = 1 } pg_gemm_metric;
+
+typedef struct pg_gemm_options {
+    double alpha, beta; /* C = alpha * op(A) op(B) + beta * C; 1 and 0 by pg_gemm_options_init */
+    int trans_a, trans_b;
+    uint32_t devices; /* bit d: device d may compute tiles; 0: every device */
+    int64_t tile;     /* rows of C per tile; 0: the model chooses */
+    pg_gemm_metric metric;
+} pg_gemm_options;
+
+void pg_gemm_options_init(pg_gemm_options *o);
+
+/* What the model chose and predicted (pg_linalg_gemm's report). */
+typedef struct pg_gemm_report {
+    uint32_t devices; /* bit d: device d computes tiles */
+    int ndevices;
+    int64_t tile;                  /* rows of C per tile (the last may have fewer) */
+    int64_t tiles;                 /* tile tasks issued */
+    int64_t rows[PG_MAX_DEVICES];  /* rows of C each device computes */
+    double predicted_s;            /* predicted time of the whole GEMM */
+    double predicted_j;            /* predicted energy (devices' power x busy time); < 0
+                                      unknown (no power reading) */
+    double gflops[PG_MAX_DEVICES]; /* the GEMM rate the model used per device (0: not used) */
+    int from_models;               /* 1: tile durations came from the performance models */
+} pg_gemm_report;
+
+/* C = alpha * op(A) op(B) + beta * C on 2-D row-major float32 or float64 arrays of one dtype
+ * (op(A) m x k, op(B) k x n, C m x n; A stored k x m when trans_a, B n x k when trans_b), of
+ * any size, wherever their current values are (the host, any device, in any mix), over several
+ * devices: C is cut into tiles of rows (views, pg_array_slice), each computed by a built-in
+ * gemm task on the device the model assigns it to, reading the matching rows of A (all of A
+ * when trans_a) and all of B. The runtime's coherence makes the pipeline: B goes once to each
+ * device and is reused by its tiles, a tile's rows of A come while the tile before computes,
+ * and each tile of C is copied back to where C was while the next computes (C's home: the
+ * host when its value was there, else the device that held it). The model (PARALiA's) picks
+ * the tile height and the devices: per device the slowest of compute, transfers in and
+ * transfers out from the link matrix (pg_runtime_interconnect), with the device's GEMM rate
+ * from the performance models when they know the tile task, else a rate measured once per
+ * device class and dtype and cached under cache_dir/models/gemm-rates.csv; fewer devices when
+ * more do not help (the first call for a device class and dtype in a fresh cache measures it:
+ * it waits for the runtime's work, and the measuring tasks show in the DAG). Returns once the
+ * tiles are issued (like pg_kernel_launch); `report` (may be
+ * NULL) gets the plan. At most 32 tiles (views cut arrays for good). Errors: shapes that do not
+ * fit, dtypes, a tile that needs more than 32 tiles, metric edp without power readings — all
+ * PG_ERROR_ARGUMENT before anything is issued; c sharing an array with a or b (views of one
+ * array included) is PG_ERROR_ARGUMENT too, and a call while this thread records a graph is
+ * PG_ERROR_STATE (record gemm_tile tasks instead). opt NULL: pg_gemm_options_init's. */
+pg_status pg_linalg_gemm(pg_runtime *rt, pg_array *a, pg_array *b, pg_array *c,
+                         const pg_gemm_options *opt, pg_gemm_report *report);
 
 /* ---------------------------------------------------------------- recordings */
 

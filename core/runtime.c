@@ -1,5 +1,6 @@
 /* runtime.c: runtime lifetime — options, backend choice, devices, interconnect, stats. */
 #include "core/internal.h"
+#include "core/power.h"
 #include "devices/sim/sim_backend.h"
 
 #include <stdio.h>
@@ -55,6 +56,7 @@ static void destroy(pg__runtime *rt) {
     pg__records_free(rt->records);
     pg__free(rt->prof);
     pg__models_free(rt);
+    pg__power_free(rt);
     pg__comp_pool_free(rt);
     pg__free(rt->first_failure);
     for (int d = 0; d < PG_MAX_DEVICES; d++)
@@ -93,6 +95,8 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     if (!st) {
         pg__limits_init(rt);
         pg__models_load(rt);
+        if (!(st = pg__power_init(rt)))
+            st = pg__power_choose(rt); /* with the models just loaded */
     }
     if (!st && (st = pg__links_init(rt)))
         pg__error_wrap(st,
@@ -285,6 +289,7 @@ pg_status pg_runtime_stats(pg_runtime *h, pg_stats *out) {
     if (!rt)
         return PG_ERROR_STATE;
     *out = rt->stats;
+    pg__power_stats(rt, out);
     pg__leave(rt);
     return PG_OK;
 }

@@ -147,6 +147,19 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
             pg__buf_printf(&b, ",\"bytes\":%llu", (unsigned long long)r->bytes);
         pg__buf_printf(&b, "}}");
     }
+    /* Counters per device: power (W) and energy since the start (J), where known. */
+    for (size_t i = 0; i < dag->npower; i++) {
+        const pg__dag_power *p = &dag->power[i];
+        pg__buf_printf(&b,
+                       ",\n{\"ph\":\"C\",\"name\":\"power\",\"pid\":%d,\"ts\":%.3f,"
+                       "\"args\":{\"W\":%.3f}}",
+                       p->device + 1, p->t_ns / 1e3, p->watts);
+        if (p->joules >= 0)
+            pg__buf_printf(&b,
+                           ",\n{\"ph\":\"C\",\"name\":\"energy\",\"pid\":%d,\"ts\":%.3f,"
+                           "\"args\":{\"J\":%.6f}}",
+                           p->device + 1, p->t_ns / 1e3, p->joules);
+    }
     pg__buf_printf(&b, "\n]}\n");
     return finish(&b, out);
 }

@@ -52,6 +52,14 @@ typedef struct pg__dag_track {
     int copy_stream; /* it has a copy stream (PG_DAG_COPY_STREAM) */
 } pg__dag_track;
 
+/* A device's power and energy at one instant, for the trace's counters (core/power.c). */
+typedef struct pg__dag_power {
+    uint64_t t_ns; /* the runtime's clock (pg_runtime_clock) */
+    int device;
+    double watts;  /* GPUs: NVML's reading; others: the average since the previous sample */
+    double joules; /* since the runtime started; -1 unknown */
+} pg__dag_power;
+
 /* The public snapshot: one block of memory, owned by the caller. */
 struct pg_dag {
     size_t nvertices, nedges;
@@ -60,11 +68,15 @@ struct pg_dag {
     uint64_t (*edges)[2]; /* [from, to] */
     int ndev;             /* the devices' tracks, for the trace */
     pg__dag_track dev[PG_MAX_DEVICES];
+    size_t npower; /* power samples, oldest first (the trace's counters) */
+    pg__dag_power *power;
 };
 
-/* Copy the records with ids up to last_id, and the devices' tracks, into a new snapshot. */
+/* Copy the records with ids up to last_id, the devices' tracks and the power samples into a
+ * new snapshot. */
 pg_status pg__records_snapshot(const pg__record *ring, uint64_t last_id,
-                               const pg__dag_track *tracks, int ndev, pg_dag **out);
+                               const pg__dag_track *tracks, int ndev, const pg__dag_power *power,
+                               size_t npower, pg_dag **out);
 
 /* ---- export.c: a snapshot written out (free the text with free) */
 pg_status pg__dag_to_json(const pg_dag *dag, char **out);

@@ -14,7 +14,8 @@ static const pg__record *find(const pg__record *ring, uint64_t id) {
 }
 
 pg_status pg__records_snapshot(const pg__record *ring, uint64_t last_id,
-                               const pg__dag_track *tracks, int ndev, pg_dag **out) {
+                               const pg__dag_track *tracks, int ndev, const pg__dag_power *power,
+                               size_t npower, pg_dag **out) {
     /* The ring holds ids [lo, hi] at most; a slot whose id differs was overwritten or never
      * filled (a computation whose recording failed). */
     uint64_t hi = last_id;
@@ -29,9 +30,10 @@ pg_status pg__records_snapshot(const pg__record *ring, uint64_t last_id,
         for (int i = 0; i < r->nparents; i++)
             ne += find(ring, r->parent_ids[i]) != NULL;
     }
-    /* One block: the header, then vertices, args and edges (each a multiple of 8 bytes). */
-    size_t size =
-        sizeof(pg_dag) + nv * sizeof(pg_dag_vertex_info) + na * sizeof(pg_dag_arg) + ne * 16;
+    /* One block: the header, then vertices, args, edges and power samples (each a multiple of
+     * 8 bytes). */
+    size_t size = sizeof(pg_dag) + nv * sizeof(pg_dag_vertex_info) + na * sizeof(pg_dag_arg) +
+                  ne * 16 + npower * sizeof(pg__dag_power);
     pg_dag *dag = pg__malloc(size);
     if (!dag)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory for a DAG snapshot");
@@ -41,6 +43,10 @@ pg_status pg__records_snapshot(const pg__record *ring, uint64_t last_id,
     dag->vertices = (pg_dag_vertex_info *)(dag + 1);
     dag->args = (pg_dag_arg *)(dag->vertices + nv);
     dag->edges = (uint64_t(*)[2])(dag->args + na);
+    dag->npower = npower;
+    dag->power = (pg__dag_power *)(dag->edges + ne);
+    if (npower)
+        memcpy(dag->power, power, npower * sizeof *power);
     size_t v = 0, a = 0, e = 0;
     for (uint64_t id = lo; id <= hi && id; id++) {
         const pg__record *r = find(ring, id);

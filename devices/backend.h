@@ -152,6 +152,13 @@ typedef struct pg__backend_ops {
      * so far on native stream `done` (waiter 0: the calling thread waits). */
     pg_status (*foreign_wait)(pg__backend *b, int dev, uint64_t waiter, uint64_t done);
     pg_status (*pointer_device)(pg__backend *b, uint64_t ptr, int *dev);
+
+    /* Power, read only (NULL where the backend reads none: the core then uses injected
+     * figures): 1 with the figure, 0 when device dev's is unknown. Never set an error; never
+     * change a power limit or a clock. CUDA reads NVML (devices/cuda/cu_nvml.h). */
+    int (*power_mw)(pg__backend *b, int dev, unsigned *mw);         /* drawn now */
+    int (*energy_mj)(pg__backend *b, int dev, uint64_t *mj);        /* a counter that only grows */
+    int (*power_default_mw)(pg__backend *b, int dev, unsigned *mw); /* default power limit */
 } pg__backend_ops;
 
 /* Open a backend. spec is the part after "host:" / "cuda:" (may be ""). enable_timing asks the

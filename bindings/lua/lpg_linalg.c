@@ -33,8 +33,7 @@ int lpg_runtime_task(lua_State *L) {
     size_t len;
     const char *name = luaL_checklstring(L, 2, &len);
     if (strlen(name) != len)
-        return lpg_error(L, PG_ERROR_ARGUMENT, "task name '%s...' contains a NUL character",
-                         name);
+        return lpg_error(L, PG_ERROR_ARGUMENT, "task name '%s...' contains a NUL character", name);
     push_task(L, 1, name);
     return 1;
 }
@@ -160,11 +159,103 @@ static int opt_bool(lua_State *L, int idx, const char *key) {
     return v;
 }
 
-/* polygpu.linalg.gemm(rt, a, b, c [, {alpha = 1, beta = 0, trans_a = false, trans_b = false}]):
- * c = alpha * op(a) * op(b) + beta * c, row-major 2-D arrays of one dtype (float32 or
- * float64); op(a) is m x k, op(b) k x n, c m x n. Returns at once. */
+/* The device mask of option `devices` (a sequence of 0-based device ids; nil: 0, every
+ * device). */
+static uint32_t opt_devices(lua_State *L, int idx, int ndev) {
+    if (lua_isnoneornil(L, idx))
+        return 0;
+    int t = lua_getfield(L, idx, "devices");
+    uint32_t mask = 0;
+    if (t == LUA_TTABLE) {
+        lua_Integer n = (lua_Integer)luaL_len(L, -1);
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_rawgeti(L, -1, i);
+            int isint = 0;
+            lua_Integer d = lua_tointegerx(L, -1, &isint);
+            if (!isint || d < 0 || d >= ndev)
+                lpg_error(L, PG_ERROR_ARGUMENT,
+                          "gemm: devices[%I] is %s, not a device id of this runtime (0 to %d)", i,
+                          luaL_tolstring(L, -1, NULL), ndev - 1);
+            mask |= 1u << d;
+            lua_pop(L, 1);
+        }
+        if (!mask)
+            lpg_error(L, PG_ERROR_ARGUMENT, "gemm: devices is empty: name at least one device");
+    } else if (t != LUA_TNIL) {
+        lpg_error(L, PG_ERROR_ARGUMENT,
+                  "gemm: option devices must be a table of device ids, got %s",
+                  luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+    return mask;
+}
+
+static int64_t opt_tile(lua_State *L, int idx) {
+    if (lua_isnoneornil(L, idx))
+        return 0;
+    int t = lua_getfield(L, idx, "tile");
+    int isint = 0;
+    lua_Integer v = t == LUA_TNIL ? 0 : lua_tointegerx(L, -1, &isint);
+    if (t != LUA_TNIL && (!isint || v < 1))
+        lpg_error(L, PG_ERROR_ARGUMENT,
+                  "gemm: option tile must be a positive number of rows, got %s",
+                  luaL_tolstring(L, -1, NULL));
+    lua_pop(L, 1);
+    return (int64_t)v;
+}
+
+static pg_gemm_metric opt_metric(lua_State *L, int idx) {
+    if (lua_isnoneornil(L, idx))
+        return PG_GEMM_PERF;
+    int t = lua_getfield(L, idx, "metric");
+    pg_gemm_metric m = PG_GEMM_PERF;
+    if (t == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "edp"))
+        m = PG_GEMM_EDP;
+    else if (t != LUA_TNIL && !(t == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "perf")))
+        lpg_error(L, PG_ERROR_ARGUMENT, "gemm: option metric must be \"perf\" or \"edp\", got %s",
+                  luaL_tolstring(L, -1, NULL));
+    lua_pop(L, 1);
+    return m;
+}
+
+/* The report as a table: devices (0-based ids, ascending), rows (per device of `devices`),
+ * tile, tiles, predicted_s, predicted_j (nil: unknown), from_models. */
+static void push_report(lua_State *L, const pg_gemm_report *r) {
+    lua_createtable(L, 0, 7);
+    lua_newtable(L);
+    lua_newtable(L);
+    int i = 1;
+    for (int d = 0; d < PG_MAX_DEVICES; d++)
+        if (r->devices >> d & 1) {
+            lua_pushinteger(L, d);
+            lua_rawseti(L, -3, i);
+            lua_pushinteger(L, (lua_Integer)r->rows[d]);
+            lua_rawseti(L, -2, i);
+            i++;
+        }
+    lua_setfield(L, -3, "rows");
+    lua_setfield(L, -2, "devices");
+    lua_pushinteger(L, (lua_Integer)r->tile);
+    lua_setfield(L, -2, "tile");
+    lua_pushinteger(L, (lua_Integer)r->tiles);
+    lua_setfield(L, -2, "tiles");
+    lua_pushnumber(L, r->predicted_s);
+    lua_setfield(L, -2, "predicted_s");
+    if (r->predicted_j >= 0) {
+        lua_pushnumber(L, r->predicted_j);
+        lua_setfield(L, -2, "predicted_j");
+    }
+    lua_pushboolean(L, r->from_models);
+    lua_setfield(L, -2, "from_models");
+}
+
+/* polygpu.linalg.gemm(rt, a, b, c [, {alpha = 1, beta = 0, trans_a = false, trans_b = false,
+ * devices = {ids}, tile = rows, metric = "perf" | "edp"}]): c = alpha * op(a) * op(b) + beta *
+ * c, row-major 2-D arrays of one dtype (float32 or float64); op(a) is m x k, op(b) k x n, c m x
+ * n. The tiled GEMM (pg_linalg_gemm): tiles of c's rows over the devices a model picks.
+ * Returns at once, with the plan as a table. */
 static int la_gemm(lua_State *L) {
-    lpg_check_runtime(L, 1);
+    lpg_runtime *r = lpg_check_runtime(L, 1);
     static const char *names[] = {"a", "b", "c"};
     lpg_array *arr[3];
     for (int i = 0; i < 3; i++)
@@ -172,24 +263,40 @@ static int la_gemm(lua_State *L) {
     if (!lua_isnoneornil(L, 5)) {
         if (lua_type(L, 5) != LUA_TTABLE)
             return lpg_error(L, PG_ERROR_ARGUMENT,
-                             "gemm: options must be a table {alpha, beta, trans_a, trans_b}, "
-                             "got %s",
+                             "gemm: options must be a table {alpha, beta, trans_a, trans_b, "
+                             "devices, tile, metric}, got %s",
                              luaL_typename(L, 5));
         lua_pushnil(L);
         while (lua_next(L, 5)) {
+            static const char *const keys[] = {"alpha",   "beta", "trans_a", "trans_b",
+                                               "devices", "tile", "metric"};
             const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-            if (!key || (strcmp(key, "alpha") && strcmp(key, "beta") && strcmp(key, "trans_a") &&
-                         strcmp(key, "trans_b")))
+            int known = 0;
+            for (size_t i = 0; key && i < sizeof keys / sizeof *keys; i++)
+                known |= !strcmp(key, keys[i]);
+            if (!known)
                 return lpg_error(L, PG_ERROR_ARGUMENT,
-                                 "gemm: unknown option %s; the options are alpha, beta, trans_a "
-                                 "and trans_b",
+                                 "gemm: unknown option %s; the options are alpha, beta, trans_a, "
+                                 "trans_b, devices, tile and metric",
                                  luaL_tolstring(L, -2, NULL));
             lua_pop(L, 1);
         }
     }
-    double alpha = opt_number(L, 5, "alpha", 1.0), beta = opt_number(L, 5, "beta", 0.0);
-    int ta = opt_bool(L, 5, "trans_a"), tb = opt_bool(L, 5, "trans_b");
-    const char *suffix = dtype_suffix(L, "gemm", arr, names, 3);
+    pg_gemm_options o;
+    pg_gemm_options_init(&o);
+    o.alpha = opt_number(L, 5, "alpha", 1.0);
+    o.beta = opt_number(L, 5, "beta", 0.0);
+    o.trans_a = opt_bool(L, 5, "trans_a");
+    o.trans_b = opt_bool(L, 5, "trans_b");
+    int ndev = 0;
+    pg_status st = pg_runtime_devices(r->rt, NULL, 0, &ndev);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    o.devices = opt_devices(L, 5, ndev);
+    o.tile = opt_tile(L, 5);
+    o.metric = opt_metric(L, 5);
+    int ta = o.trans_a, tb = o.trans_b;
+    dtype_suffix(L, "gemm", arr, names, 3);
     for (int i = 0; i < 3; i++)
         if (arr[i]->desc.ndim != 2) {
             luaL_Buffer b;
@@ -215,12 +322,12 @@ static int la_gemm(lua_State *L) {
                          "(op(a) must be m x k, op(b) k x n, c m x n)",
                          (lua_Integer)m_a, (lua_Integer)k, (lua_Integer)k_b, (lua_Integer)n_b,
                          (lua_Integer)m, (lua_Integer)n);
-    pg_arg args[10] = {pg_arg_array(arr[0]->a), pg_arg_array(arr[1]->a), pg_arg_array(arr[2]->a),
-                       pg_arg_int(m),           pg_arg_int(n),           pg_arg_int(k),
-                       pg_arg_int(ta),          pg_arg_int(tb),          pg_arg_double(alpha),
-                       pg_arg_double(beta)};
-    launch_task(L, 1, "gemm", suffix, args, 10);
-    return 0;
+    pg_gemm_report rep;
+    st = pg_linalg_gemm(r->rt, arr[0]->a, arr[1]->a, arr[2]->a, &o, &rep);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    push_report(L, &rep);
+    return 1;
 }
 
 /* polygpu.linalg.axpy(rt, alpha, x, y): y = alpha * x + y over #x elements (y at least as

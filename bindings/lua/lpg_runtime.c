@@ -174,6 +174,58 @@ static int rt_stats(lua_State *L) {
         lua_rawseti(L, -2, src + 1);
     }
     lua_setfield(L, -2, "link_bytes");
+    /* per device d at [d + 1]: joules since the start and watts under load; nil where unknown
+     * (iterate 1..ndevices) */
+    for (int k = 0; k < 2; k++) {
+        lua_createtable(L, s.ndevices, 0);
+        for (int d = 0; d < s.ndevices && d < PG_MAX_DEVICES; d++) {
+            double v = k ? s.power_watts[d] : s.energy_joules[d];
+            if (k ? v > 0 : v >= 0) {
+                lua_pushnumber(L, v);
+                lua_rawseti(L, -2, d + 1);
+            }
+        }
+        lua_setfield(L, -2, k ? "power_watts" : "energy_joules");
+    }
+    return 1;
+}
+
+/* rt:power_choice(): the devices the power budget (option power_limit) lets the runtime use:
+ * {devices = {ids in the order taken, 0-based as rt:devices() ids}, limit_watts (nil: no
+ * budget), used_watts, performance_from = "models" | "nominal", watts = {[d + 1] = W or nil},
+ * performance = {[d + 1] = figure}}. */
+static int rt_power_choice(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    pg_power_choice c;
+    pg_status st = pg_runtime_power_choice(r->rt, &c);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    lua_createtable(L, 0, 6);
+    lua_createtable(L, c.nchosen, 0);
+    for (int i = 0; i < c.nchosen; i++) {
+        lua_pushinteger(L, c.chosen[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "devices");
+    if (c.limit_watts > 0) {
+        lua_pushnumber(L, c.limit_watts);
+        lua_setfield(L, -2, "limit_watts");
+    }
+    lua_pushnumber(L, c.used_watts);
+    lua_setfield(L, -2, "used_watts");
+    lua_pushstring(L, c.from_models ? "models" : "nominal");
+    lua_setfield(L, -2, "performance_from");
+    for (int k = 0; k < 2; k++) {
+        lua_createtable(L, c.ndevices, 0);
+        for (int d = 0; d < c.ndevices && d < PG_MAX_DEVICES; d++) {
+            double v = k ? c.performance[d] : c.watts[d];
+            if (k || v > 0) {
+                lua_pushnumber(L, v);
+                lua_rawseti(L, -2, d + 1);
+            }
+        }
+        lua_setfield(L, -2, k ? "performance" : "watts");
+    }
     return 1;
 }
 
@@ -311,6 +363,7 @@ static const luaL_Reg methods[] = {
     {"clock", rt_clock},
     {"devices", rt_devices},
     {"models", rt_models},
+    {"power_choice", rt_power_choice},
     {"dag", rt_dag},
     {"export_dag", rt_export_dag},
     {"write_trace", rt_write_trace},

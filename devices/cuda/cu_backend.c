@@ -5,6 +5,7 @@
 #include "base/alloc.h"
 #include "devices/backend.h"
 #include "devices/cuda/cu_driver.h"
+#include "devices/cuda/cu_nvml.h"
 #include "nvrtc/chunk_wrap.h"
 #include "nvrtc/nvrtc_compile.h"
 
@@ -36,7 +37,8 @@ typedef struct cu_device {
     /* The first fault CUDA keeps for the context's life (pg__cu_sticky), 0 while healthy: from
      * then on every call in the context fails, so the device is out for this runtime. */
     _Atomic int fault;
-    int major, minor, sms;
+    int major, minor, sms, clock_khz;
+    pg__nvml_gpu *nvml; /* this GPU in NVML (power, energy); NULL: NVML does not serve it */
     /* launch limits: threads per block, block x y z, grid x y z, opt-in shared memory */
     int limit[8];
     size_t memory;
@@ -135,6 +137,7 @@ static pg_status device_info(pg__backend *b, int dev, pg_device_info *out) {
     out->compute_major = b->d[dev].major;
     out->compute_minor = b->d[dev].minor;
     out->multiprocessors = b->d[dev].sms;
+    out->clock_khz = (uint32_t)b->d[dev].clock_khz;
     snprintf(out->uuid, sizeof out->uuid, "%s", b->d[dev].uuid);
     const int *l = b->d[dev].limit;
     out->max_threads_per_block = (uint32_t)l[0];
@@ -850,6 +853,19 @@ static pg_status pointer_device(pg__backend *b, uint64_t ptr, int *dev) {
                      (unsigned long long)ptr, ordinal);
 }
 
+/* Power through NVML: read only, never a setting. */
+static int power_mw(pg__backend *b, int dev, unsigned *mw) {
+    return pg__nvml_power_mw(b->d[dev].nvml, mw);
+}
+
+static int energy_mj(pg__backend *b, int dev, uint64_t *mj) {
+    return pg__nvml_energy_mj(b->d[dev].nvml, mj);
+}
+
+static int power_default_mw(pg__backend *b, int dev, unsigned *mw) {
+    return pg__nvml_default_limit_mw(b->d[dev].nvml, mw);
+}
+
 static const pg__backend_ops ops = {
     .name = "cuda",
     .close = close_backend,
@@ -890,6 +906,9 @@ static const pg__backend_ops ops = {
     .stream_wait_foreign = stream_wait_foreign,
     .foreign_wait = foreign_wait,
     .pointer_device = pointer_device,
+    .power_mw = power_mw,
+    .energy_mj = energy_mj,
+    .power_default_mw = power_default_mw,
 };
 
 /* "" = every GPU, "0,2" = those ordinals. */
@@ -960,6 +979,16 @@ static pg_status open_device(pg__backend *b, int i, int ordinal) {
        "cuDeviceGetAttribute");
     CU(b->cu->cuDeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev),
        "cuDeviceGetAttribute");
+    /* The clock only weighs devices against each other under a power budget: a driver that no
+     * longer reports it leaves 0 (the SM count alone then). */
+    if (b->cu->cuDeviceGetAttribute(&d->clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, d->dev) ||
+        d->clock_khz < 0)
+        d->clock_khz = 0;
+    /* NVML's view of the same board, for power and energy: absent NVML is no error. */
+    char bus[32] = "";
+    if (b->cu->cuDeviceGetPCIBusId(bus, (int)sizeof bus, d->dev))
+        bus[0] = 0;
+    d->nvml = pg__nvml_find(d->uuid, bus, NULL, 0);
     static const int limit_attr[8] = {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                                       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
                                       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,

@@ -81,6 +81,7 @@ enum {
     CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
     CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
     CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
@@ -113,6 +114,7 @@ enum {
     X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", (size_t * bytes, CUdevice d))                       \
     X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *v, int attr, CUdevice d))                \
     X(cuDeviceGetUuid, "cuDeviceGetUuid_v2", (CUuuid * u, CUdevice d))                             \
+    X(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", (char *bus, int len, CUdevice d))                \
     X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", (int *can, CUdevice d, CUdevice peer))       \
     X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext * c, CUdevice d))           \
     X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice d))                     \

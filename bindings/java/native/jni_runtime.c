@@ -2,6 +2,7 @@
 #include "jni_util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define NLOC (PG_MAX_DEVICES + 1)
 
@@ -103,7 +104,10 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
         free(s);
         return NULL;
     }
-    jlong v[8 + NLOC * NLOC + 5];
+    /* then per device the energy (J, negative: unknown) and the power (W, 0: unknown) as the
+     * raw bits of doubles, PG_MAX_DEVICES of each */
+    enum { N = 8 + NLOC * NLOC + 5 + 2 * PG_MAX_DEVICES };
+    jlong v[N];
     v[0] = s->ndevices;
     v[1] = (jlong)s->computations;
     v[2] = (jlong)s->kernels;
@@ -120,10 +124,38 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
     v[8 + NLOC * NLOC + 2] = (jlong)s->writebacks;
     v[8 + NLOC * NLOC + 3] = (jlong)s->copies_elided;
     v[8 + NLOC * NLOC + 4] = (jlong)s->bytes_elided;
+    for (int d = 0; d < PG_MAX_DEVICES; d++) {
+        memcpy(&v[8 + NLOC * NLOC + 5 + d], &s->energy_joules[d], sizeof(double));
+        memcpy(&v[8 + NLOC * NLOC + 5 + PG_MAX_DEVICES + d], &s->power_watts[d], sizeof(double));
+    }
     free(s);
-    jlongArray out = (*env)->NewLongArray(env, 8 + NLOC * NLOC + 5);
+    jlongArray out = (*env)->NewLongArray(env, N);
     if (out)
-        (*env)->SetLongArrayRegion(env, out, 0, 8 + NLOC * NLOC + 5, v);
+        (*env)->SetLongArrayRegion(env, out, 0, N, v);
+    return out;
+}
+
+/* Layout read by PowerChoice: limit W, used W, from models (1/0), ndevices, nchosen, then
+ * PG_MAX_DEVICES chosen ids (nchosen used), PG_MAX_DEVICES watts, PG_MAX_DEVICES performances. */
+JNIEXPORT jdoubleArray JNICALL Java_polygpu_Native_runtimePowerChoice(JNIEnv *env, jclass cls,
+                                                                      jlong rt) {
+    (void)cls;
+    pg_power_choice c;
+    pg_status st = pg_runtime_power_choice(PGJ_PTR(pg_runtime, rt), &c);
+    if (st) {
+        pgj_throw_status(env, st);
+        return NULL;
+    }
+    enum { N = 5 + 3 * PG_MAX_DEVICES };
+    jdouble v[N] = {c.limit_watts, c.used_watts, c.from_models, c.ndevices, c.nchosen};
+    for (int d = 0; d < PG_MAX_DEVICES; d++) {
+        v[5 + d] = d < c.nchosen ? c.chosen[d] : -1;
+        v[5 + PG_MAX_DEVICES + d] = c.watts[d];
+        v[5 + 2 * PG_MAX_DEVICES + d] = c.performance[d];
+    }
+    jdoubleArray out = (*env)->NewDoubleArray(env, N);
+    if (out)
+        (*env)->SetDoubleArrayRegion(env, out, 0, N, v);
     return out;
 }
 

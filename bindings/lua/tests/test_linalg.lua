@@ -150,8 +150,17 @@ return {
         T.all(D, function() return 2.0 * 3.0 * kk + 1 end, "D")
         T.all(C, function() return 2.0 * 3.0 * kk end, "C")
         local d = T.dag(rt, mark)
-        local fa, fb, g, add = d:kernel(1), d:kernel(2), d:kernel(3), d:kernel(4)
-        T.eq(g.name, "gemm_f32", "the task's vertex")
+        -- gemm is one tile task here (8 rows: the model's tile is C whole), after the tasks
+        -- that measure the device's GEMM rate when it is not cached yet
+        local fa, fb, g, add = d:kernel(1), d:kernel(2), nil, nil
+        for _, v in ipairs(d.vertices) do
+            if v.kind == "kernel" and v.name == "gemm_tile_out_f32" and d:edge(fa, v) then
+                g = v
+            elseif v.kind == "kernel" and v.name == "add1" then
+                add = v
+            end
+        end
+        T.truthy(g, "the tile task's vertex")
         T.truthy(d:edge(fa, g), "fill A -> gemm")
         T.truthy(d:edge(fb, g), "fill B -> gemm")
         T.truthy(d:edge(g, add), "gemm -> add1")
@@ -207,5 +216,51 @@ return {
         T.all(C, function(i) return b[i] end, "C = I_3x4 B")
         rt:close()
         T.raises(function() la.gemm(rt, A, B, C) end, "closed")
+    end},
+    {"gemm is tiled over devices: results, the plan, the tile tasks in the DAG", function()
+        local rt = T.runtime {devices = "host:4"}
+        for _, dtype in ipairs {"float32", "float64"} do
+            for case, shape in ipairs {{24, 24, 24}, {40, 30, 4}, {6, 5, 70}} do
+                local m, n, k = shape[1], shape[2], shape[3]
+                local ta, tb = case % 2 == 0, case == 3
+                local A, a = matrix(rt, dtype, ta and k or m, ta and m or k, 1 + case)
+                local B, b = matrix(rt, dtype, tb and n or k, tb and k or n, 5 + case)
+                local C, c = matrix(rt, dtype, m, n, 9 + case)
+                B:prefetch(case - 1) -- B on a device too
+                local mark = T.mark(rt)
+                local r = la.gemm(rt, A, B, C, {alpha = 0.5, beta = case == 2 and 0 or 1.5,
+                    trans_a = ta, trans_b = tb, devices = {1, 2, 3}, tile = 4})
+                local want = gemm_ref(m, n, k, ta, tb, 0.5, a, b, case == 2 and 0 or 1.5, c)
+                local got = C:to_table()
+                for i = 1, m * n do
+                    close(got[i], want[i], dtype, dtype .. " tiled gemm [" .. i .. "]")
+                end
+                T.eq(r.tile, math.min(4, m), "tile")
+                T.eq(r.tiles, (m + r.tile - 1) // r.tile, "tiles")
+                local rows = 0
+                for i, d in ipairs(r.devices) do
+                    T.truthy(d >= 1 and d <= 3, "device " .. d .. " allowed")
+                    rows = rows + r.rows[i]
+                end
+                T.eq(rows, m, "rows")
+                T.truthy(r.predicted_s > 0, "predicted_s")
+                T.truthy(r.predicted_j == nil, "no power on CPU devices")
+                local tasks = 0
+                for _, v in ipairs(T.dag(rt, mark).vertices) do
+                    if v.kind == "kernel" and v.name:match("^gemm_tile") then tasks = tasks + 1 end
+                end
+                T.truthy(tasks >= r.tiles, "a task per tile in the DAG")
+            end
+        end
+        local A = rt:array("float32", {8, 3})
+        local B, C = rt:array("float32", {3, 2}), rt:array("float32", {8, 2})
+        T.raises(function() la.gemm(rt, A, B, C, {devices = {7}}) end, "devices[1]", "0 to 3")
+        T.raises(function() la.gemm(rt, A, B, C, {devices = {}}) end, "is empty")
+        T.raises(function() la.gemm(rt, A, B, C, {tile = 0}) end, "positive number of rows")
+        T.raises(function() la.gemm(rt, A, B, C, {metric = "fast"}) end, "perf", "edp")
+        T.raises(function() la.gemm(rt, A, B, C, {metric = "edp"}) end, "power")
+        T.raises(function() la.gemm(rt, A, B, C, {tiles = 3}) end, "unknown option tiles")
+        T.eq(la.gemm(rt, A, B, C, {tile = 2}).tiles, 4, "still usable")
+        rt:close()
     end},
 }

@@ -100,6 +100,16 @@ class _Stats(TypedDict):
     device_bytes: list[int]
     device_bytes_peak: list[int]
     link_bytes: dict[tuple[str, str], int]
+    energy_joules: list[float | None]
+    power_watts: list[float | None]
+
+class _PowerChoice(TypedDict):
+    devices: list[int]
+    limit_watts: float | None
+    used_watts: float
+    performance_from: Literal["models", "nominal"]
+    watts: list[float | None]
+    performance: list[float]
 
 class _ParamInfo(TypedDict):
     name: str
@@ -192,11 +202,27 @@ class Runtime:
         elide_copies: bool | int | str | None = None,
         profile: _StrPath | None = None,
         models: Literal["off", "on"] | None = None,
+        power_limit: float | str | None = None,
+        power_watts: float | str | None = None,
     ) -> None: ...
     def close(self, timeout: float | None = None) -> None: ...
     def sync(self, timeout: float | None = None) -> None: ...
     def clock(self) -> float: ...
     def _task(self, name: str, /) -> Kernel: ...
+    def _gemm(
+        self,
+        a: DeviceArray,
+        b: DeviceArray,
+        c: DeviceArray,
+        alpha: float,
+        beta: float,
+        trans_a: bool,
+        trans_b: bool,
+        devices: int,
+        tile: int,
+        metric: int,
+        /,
+    ) -> dict[str, Any]: ...
     def array(self, dtype: _DTypeLike, shape: _ShapeLike) -> DeviceArray: ...
     def asarray(self, obj: object, dtype: _DTypeLike | None = None) -> DeviceArray: ...
     def kernel(
@@ -208,6 +234,7 @@ class Runtime:
     ) -> Kernel: ...
     def stats(self) -> _Stats: ...
     def models(self) -> list[_ModelInfo]: ...
+    def power_choice(self) -> _PowerChoice: ...
     def write_trace(self, path: _FSPath, /) -> None: ...
     def record(self) -> Graph: ...
     def _dag(self) -> _Dag: ...

@@ -57,6 +57,16 @@ class Runtime(_polygpu.Runtime):
       duration per device class and size bucket, see :meth:`models`), kept under
       ``cache_dir/models`` across processes; ``"off"``. Default ``PG_MODELS``, else on with
       ``policy="min-finish-time"`` (which places by predicted finish time) and off otherwise.
+    * ``power_limit``: watts per node the runtime's devices may draw (default none, 0: none).
+      The runtime uses only the devices chosen by Czarnul's greedy rule — again and again the
+      one with the best performance per watt whose power still fits in what is left — with
+      performance from the performance models when they can compare every device, else the
+      nominal throughput (GPUs: SMs x clock; CPU devices: worker threads), and power measured
+      through NVML on GPUs. :meth:`power_choice` says which; kernels run only there. A budget
+      no device fits raises :class:`ArgumentError` naming the smallest device power.
+    * ``power_watts``: watts each device draws, for tests and for machines without NVML:
+      ``"120"`` (every device) or ``"0:120,1:80"`` (per device). Used where NVML gives no
+      figure; such a device's energy in :meth:`stats` is these watts x its busy time.
 
     Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:
@@ -64,7 +74,8 @@ class Runtime(_polygpu.Runtime):
 
     Methods: :meth:`array`, :meth:`asarray`, :meth:`from_dlpack`, :meth:`kernel`,
     :meth:`record` (kernel calls recorded once and replayed: :class:`polygpu.Graph`),
-    :meth:`sync`, :meth:`stats`, :meth:`dag` (shown as a graph in Jupyter), :meth:`timeline`
+    :meth:`sync`, :meth:`stats` (counters, energy per device), :meth:`power_choice`,
+    :meth:`models`, :meth:`dag` (shown as a graph in Jupyter), :meth:`timeline`
     (``.plot()`` draws it), :meth:`dag_dot`, :meth:`export_dag`, :meth:`write_trace`,
     :meth:`close`; attributes :attr:`devices`, :attr:`closed`.
     """

@@ -15,10 +15,30 @@ are row-major, as NumPy's::
 """
 
 import weakref
+from typing import List, NamedTuple, Optional
 
 from . import _polygpu
 
-__all__ = ["gemm", "axpy", "dot"]
+__all__ = ["gemm", "axpy", "dot", "GemmReport"]
+
+
+class GemmReport(NamedTuple):
+    """What gemm's model chose and predicted (``gemm(..., report=True)``).
+
+    devices: the devices that compute tiles; tile: rows of C per tile (the last may have
+    fewer); tiles: tile tasks issued; rows: rows of C per device in ``devices``;
+    predicted_s: predicted time; predicted_j: predicted energy in joules, None without power
+    readings; gflops: the GEMM rate used per device in ``devices`` (0 where the performance
+    models gave tile durations instead); from_models: the performance models gave them."""
+
+    devices: List[int]
+    tile: int
+    tiles: int
+    rows: List[int]
+    predicted_s: float
+    predicted_j: Optional[float]
+    gflops: List[float]
+    from_models: bool
 
 _SUFFIX = {"float32": "_f32", "float64": "_f64"}
 _tasks: "weakref.WeakKeyDictionary[object, dict[str, object]]" = weakref.WeakKeyDictionary()
@@ -52,11 +72,21 @@ def _matrix(what, name, a):
     return a.shape
 
 
-def gemm(rt, a, b, c, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
+def gemm(rt, a, b, c, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, *, devices=None,
+         tile=None, metric="perf", report=False):
     """c = alpha * op(a) @ op(b) + beta * c, op transposing when trans_a / trans_b is true.
 
     a, b and c are 2-D float32 or float64 arrays of one dtype: op(a) is m x k, op(b) k x n,
-    c m x n. Returns at once; c is current once the call ran."""
+    c m x n, of any size and wherever their values are (host or any device). C is cut into
+    tiles of rows, each a task on the device a model of the links and of each device's GEMM
+    rate assigns it (pg_linalg_gemm): B goes once to each device used, a tile's rows of A come
+    while the tile before computes, and each tile of C goes back to where C was while the next
+    computes. Returns at once; c is current once the tiles ran.
+
+    devices: the device ids that may compute tiles (default: all; the model may use fewer).
+    tile: rows of C per tile (default: the model's choice; at most 32 tiles).
+    metric: "perf" (least predicted time) or "edp" (least energy x time; needs the devices'
+    power, from NVML). report: True returns a GemmReport of the plan, else None."""
     dt = _same_dtype("gemm", a, b, c)
     ar, ac = _matrix("gemm", "a", a)
     br, bc = _matrix("gemm", "b", b)
@@ -67,9 +97,37 @@ def gemm(rt, a, b, c, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
         raise _polygpu.ArgumentError(
             "gemm: shapes do not fit: op(a) is %d x %d, op(b) %d x %d, c %d x %d"
             % (m_a, k, k_b, n_b, m, n))
-    t = _task(rt, "gemm", dt, "gemm")
-    t.launch(1, 1, a, b, c, m, n, k, int(bool(trans_a)), int(bool(trans_b)), float(alpha),
-             float(beta))
+    if dt not in _SUFFIX:
+        raise _polygpu.ArgumentError(
+            "gemm: arrays of float32 or float64 are supported, got %s" % dt)
+    mask = 0
+    if devices is not None:
+        try:
+            ids = [int(d) for d in devices]
+        except TypeError:
+            raise _polygpu.ArgumentError(
+                "gemm: devices must be a list of device ids, got %r" % (devices,)) from None
+        ndev = len(rt.devices)
+        for d in ids:
+            if not 0 <= d < ndev:
+                raise _polygpu.ArgumentError(
+                    "gemm: device %d does not exist (this runtime has devices 0 to %d)"
+                    % (d, ndev - 1))
+            mask |= 1 << d
+        if not mask:
+            raise _polygpu.ArgumentError("gemm: devices is empty: name at least one device")
+    if tile is None:
+        tile = 0
+    elif isinstance(tile, bool) or not isinstance(tile, int) or tile < 1:
+        raise _polygpu.ArgumentError(
+            "gemm: tile must be a positive number of rows (or None), got %r" % (tile,))
+    metrics = {"perf": 0, "edp": 1}
+    if metric not in metrics:
+        raise _polygpu.ArgumentError(
+            "gemm: metric must be 'perf' or 'edp', got %r" % (metric,))
+    r = rt._gemm(a, b, c, float(alpha), float(beta), bool(trans_a), bool(trans_b), mask, tile,
+                 metrics[metric])
+    return GemmReport(**r) if report else None
 
 
 def axpy(rt, alpha, x, y):

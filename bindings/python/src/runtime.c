@@ -296,6 +296,75 @@ static PyObject *runtime_task(PyObject *self, PyObject *arg) {
     return st == PG_OK ? pgpy_kernel_wrap(rt, k, arg) : pgpy_raise(st);
 }
 
+/* rt._gemm(a, b, c, alpha, beta, trans_a, trans_b, devices, tile, metric): the tiled GEMM
+ * (pg_linalg_gemm); devices a bit mask (0: all), tile 0 for the model's, metric 0 perf, 1 edp.
+ * Returns the report as a dict. polygpu.linalg.gemm wraps it. */
+static PyObject *runtime_gemm(PyObject *self, PyObject *args) {
+    pgpy_runtime *rt = live(self);
+    PyObject *arr[3];
+    double alpha, beta;
+    int ta, tb, metric;
+    unsigned int devices;
+    long long tile;
+    if (!rt || !PyArg_ParseTuple(args, "O!O!O!ddppILi:_gemm", &pgpy_array_type, &arr[0],
+                                 &pgpy_array_type, &arr[1], &pgpy_array_type, &arr[2], &alpha,
+                                 &beta, &ta, &tb, &devices, &tile, &metric))
+        return NULL;
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_gemm_options o;
+    pg_gemm_options_init(&o);
+    o.alpha = alpha;
+    o.beta = beta;
+    o.trans_a = ta;
+    o.trans_b = tb;
+    o.devices = devices;
+    o.tile = tile;
+    o.metric = (pg_gemm_metric)metric;
+    pg_gemm_report r;
+    pg_status st;
+    pg_runtime *h = rt->h;
+    pg_array *a = ((pgpy_array *)arr[0])->h, *b = ((pgpy_array *)arr[1])->h,
+             *c = ((pgpy_array *)arr[2])->h;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_linalg_gemm(h, a, b, c, &o, &r);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *devs = PyList_New(0), *rows = PyList_New(0), *rates = PyList_New(0);
+    for (int d = 0; devs && rows && rates && d < PG_MAX_DEVICES; d++) {
+        if (!(r.devices >> d & 1))
+            continue;
+        PyObject *i = PyLong_FromLong(d), *n = PyLong_FromLongLong(r.rows[d]),
+                 *g = PyFloat_FromDouble(r.gflops[d]);
+        int bad = !i || !n || !g || PyList_Append(devs, i) || PyList_Append(rows, n) ||
+                  PyList_Append(rates, g);
+        Py_XDECREF(i);
+        Py_XDECREF(n);
+        Py_XDECREF(g);
+        if (bad) {
+            Py_CLEAR(devs);
+            break;
+        }
+    }
+    PyObject *out = NULL;
+    if (devs && rows && rates) {
+        PyObject *j = r.predicted_j < 0 ? Py_None : PyFloat_FromDouble(r.predicted_j);
+        if (j == Py_None)
+            Py_INCREF(j);
+        if (j)
+            out = Py_BuildValue("{sOsLsLsOsdsOsOsO}", "devices", devs, "tile", (long long)r.tile,
+                                "tiles", (long long)r.tiles, "rows", rows, "predicted_s",
+                                r.predicted_s, "predicted_j", j, "gflops", rates, "from_models",
+                                r.from_models ? Py_True : Py_False);
+        Py_XDECREF(j);
+    }
+    Py_XDECREF(devs);
+    Py_XDECREF(rows);
+    Py_XDECREF(rates);
+    return out;
+}
+
 static PyObject *location_name(int loc) {
     return loc == 0 ? PyUnicode_FromString("host") : PyUnicode_FromFormat("%d", loc - 1);
 }
@@ -376,12 +445,76 @@ static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
         }
     if (PyDict_SetItemString(d, "link_bytes", links) < 0)
         goto fail;
+    /* per device: joules since the start and watts under load, None where unknown */
+    for (int k = 0; k < 2; k++) {
+        PyObject *list = PyList_New(s.ndevices);
+        for (int i = 0; list && i < s.ndevices; i++) {
+            double v = k ? s.power_watts[i] : s.energy_joules[i];
+            int known = k ? v > 0 : v >= 0;
+            PyObject *o = known ? PyFloat_FromDouble(v) : (Py_INCREF(Py_None), Py_None);
+            if (!o)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, i, o);
+        }
+        int r = list ? PyDict_SetItemString(d, k ? "power_watts" : "energy_joules", list) : -1;
+        Py_XDECREF(list);
+        if (r < 0)
+            goto fail;
+    }
     Py_DECREF(links);
     return d;
 fail:
     Py_XDECREF(d);
     Py_XDECREF(links);
     return NULL;
+}
+
+/* A list of n doubles as floats (None where `unknown` is 0 or less, when asked). */
+static PyObject *float_list(const double *v, int n, int none_if_zero) {
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *o =
+            none_if_zero && !(v[i] > 0) ? (Py_INCREF(Py_None), Py_None) : PyFloat_FromDouble(v[i]);
+        if (!o)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, o);
+    }
+    return list;
+}
+
+static PyObject *runtime_power_choice(PyObject *self, PyObject *unused) {
+    (void)unused;
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    pg_power_choice c;
+    pg_status st = pg_runtime_power_choice(rt->h, &c);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    PyObject *chosen = PyList_New(c.nchosen);
+    for (int i = 0; chosen && i < c.nchosen; i++) {
+        PyObject *o = PyLong_FromLong(c.chosen[i]);
+        if (!o)
+            Py_CLEAR(chosen);
+        else
+            PyList_SET_ITEM(chosen, i, o);
+    }
+    PyObject *limit =
+        c.limit_watts > 0 ? PyFloat_FromDouble(c.limit_watts) : (Py_INCREF(Py_None), Py_None);
+    PyObject *watts = float_list(c.watts, c.ndevices, 1);
+    PyObject *perf = float_list(c.performance, c.ndevices, 0);
+    if (!chosen || !limit || !watts || !perf) {
+        Py_XDECREF(chosen);
+        Py_XDECREF(limit);
+        Py_XDECREF(watts);
+        Py_XDECREF(perf);
+        return NULL;
+    }
+    return Py_BuildValue("{s:N,s:N,s:d,s:s,s:N,s:N}", "devices", chosen, "limit_watts", limit,
+                         "used_watts", c.used_watts, "performance_from",
+                         c.from_models ? "models" : "nominal", "watts", watts, "performance", perf);
 }
 
 static PyObject *runtime_devices(PyObject *self, void *closure) {
@@ -568,6 +701,9 @@ static PyMethodDef runtime_methods[] = {
      "const float *x, int n'. options: compiler\noptions as a string or a list of strings "
      "('-O3 -DN=4'). Raises CompileError (with\n.log), NotFoundError when `name` is not in the "
      "source, ArgumentError for a bad\nsignature."},
+    {"_gemm", runtime_gemm, METH_VARARGS,
+     "_gemm(a, b, c, alpha, beta, trans_a, trans_b, devices, tile, metric) -> dict: the tiled "
+     "GEMM (pg_linalg_gemm); see polygpu.linalg.gemm."},
     {"_task", runtime_task, METH_O,
      "A built-in task (gemm_f32, gemm_f64, axpy_f32, axpy_f64, dot_f32, dot_f64) as a Kernel; "
      "see polygpu.linalg."},
@@ -580,8 +716,17 @@ static PyMethodDef runtime_methods[] = {
      "stats()\n--\n\nCounters as a dict: ndevices, computations, kernels, host_accesses, "
      "copies,\nbytes_moved, host_wait_ns, pending, evictions, bytes_evicted, writebacks,\n"
      "copies_elided and bytes_elided (elide_copies: non-zero means the values are wrong),\n"
-     "device_bytes and device_bytes_peak (lists, per device), and link_bytes, a dict\n"
-     "{(src, dst): bytes} over locations 'host', '0', '1', ..."},
+     "device_bytes and device_bytes_peak (lists, per device), link_bytes, a dict\n"
+     "{(src, dst): bytes} over locations 'host', '0', '1', ..., and per device\n"
+     "energy_joules (since the runtime started: NVML's counter on GPUs, power_watts x busy\n"
+     "time on CPU devices) and power_watts (drawn under load), None where unknown."},
+    {"power_choice", runtime_power_choice, METH_NOARGS,
+     "power_choice()\n--\n\nThe devices the power budget (option power_limit) lets the "
+     "runtime use, chosen\nwhen it was created by Czarnul's greedy rule (the best performance "
+     "per watt that\nstill fits, again and again), as a dict: devices (the chosen ids, in the "
+     "order\ntaken), limit_watts (None: no budget, every device), used_watts, "
+     "performance_from\n('models' or 'nominal': SMs x clock, CPU workers), and per device "
+     "watts (None:\nunknown) and performance."},
     {"models", runtime_models, METH_NOARGS,
      "models()\n--\n\nThe performance models (option models=\"on\", on by default with\n"
      "policy=\"min-finish-time\") as dicts: kernel, device_class (the device's name),\n"

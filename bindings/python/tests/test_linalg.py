@@ -65,3 +65,92 @@ def test_bad_arguments(rt):
         pg.linalg.axpy(rt, 1.0, x, x)
     with pytest.raises(pg.ArgumentError, match="must be equal"):
         pg.linalg.dot(rt, rt.array("float32", 3), rt.array("float32", 4), rt.array("float32", 1))
+
+
+# ---- the tiled GEMM (pg_linalg_gemm): placements, shape classes, keywords, report, DAG
+
+_KEEP = r"""
+extern "C" __global__ void keep_f(float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = y[i] * 1.0f; }
+extern "C" __global__ void keep_d(double *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = y[i] * 1.0; }
+"""
+
+
+def _place(rt, arr, where):
+    """Leave arr's current value on device `where` only (None: on the host)."""
+    if where is None:
+        return
+    arr.prefetch(where)
+    name = "keep_d" if arr.dtype_name == "float64" else "keep_f"
+    rt.kernel(_KEEP, name)(grid_for(arr.size), 256)(arr, arr.size)
+    assert arr.locations == [str(where)], arr.locations
+
+
+_SHAPES = {"square": (24, 24, 24), "fat-thin": (48, 40, 4), "thin-fat": (8, 6, 80)}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+@pytest.mark.parametrize("where", [(None, None, None), (0, 0, 0), (None, 1, 2), (2, None, 0),
+                                   (1, 2, None), (0, 0, None), (None, None, 3)])
+def test_tiled_gemm_placements(rt, dtype, shape, where):
+    m, n, k = _SHAPES[shape]
+    rng = np.random.default_rng(m + n + k)
+    for case, (ta, tb) in enumerate([(False, False), (True, False), (False, True), (True, True)]):
+        a = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
+        b = rng.standard_normal((n, k) if tb else (k, n)).astype(dtype)
+        c = rng.standard_normal((m, n)).astype(dtype)
+        A, B, C = rt.asarray(a), rt.asarray(b), rt.asarray(c)
+        for arr, w in zip((A, B, C), where):
+            _place(rt, arr, w)
+        alpha, beta = (1.0, 0.0) if case % 2 else (-0.5, 2.0)
+        r = pg.linalg.gemm(rt, A, B, C, alpha, beta, ta, tb, tile=[None, 4, 3, 16][case],
+                           report=True)
+        want = alpha * (a.T if ta else a) @ (b.T if tb else b) + beta * c
+        np.testing.assert_allclose(C.to_numpy(), want, **_tol(dtype))
+        assert sum(r.rows) == m and r.tiles == -(-m // r.tile) and r.predicted_s > 0
+        assert len(r.devices) == len(r.rows) == len(r.gflops) >= 1
+
+
+def test_tiled_gemm_keywords_and_dag(rt):
+    m, n, k = 64, 16, 32
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    A, B, C = rt.asarray(a), rt.asarray(b), rt.array("float64", (m, n))
+    pg.linalg.gemm(rt, A, B, C, devices=[1, 3], tile=8)  # the rate measurement, if not cached
+    rt.sync()
+    first = max(v["id"] for v in rt.dag()["vertices"])
+    r = pg.linalg.gemm(rt, A, B, C, devices=[1, 3], tile=8, report=True)
+    assert isinstance(r, pg.linalg.GemmReport)
+    assert r.tile == 8 and r.tiles == 8 and set(r.devices) <= {1, 3}
+    rt.sync()
+    tiles = [v for v in rt.dag()["vertices"]
+             if v["id"] > first and v["kind"] == "kernel" and v["name"] == "gemm_tile_out_f64"]
+    assert len(tiles) == 8
+    assert {v["device"] for v in tiles} == set(r.devices)
+    np.testing.assert_allclose(C.to_numpy(), a @ b, rtol=1e-10, atol=1e-10)
+    assert pg.linalg.gemm(rt, A, B, C, beta=1.0) is None
+    np.testing.assert_allclose(C.to_numpy(), 2 * a @ b, rtol=1e-10, atol=1e-10)
+
+
+def test_tiled_gemm_bad_keywords(rt):
+    a, b, c = rt.array("float32", (4, 3)), rt.array("float32", (3, 5)), rt.array("float32", (4, 5))
+    with pytest.raises(pg.ArgumentError, match="does not exist"):
+        pg.linalg.gemm(rt, a, b, c, devices=[9])
+    with pytest.raises(pg.ArgumentError, match="list of device ids"):
+        pg.linalg.gemm(rt, a, b, c, devices=3)
+    with pytest.raises(pg.ArgumentError, match="is empty"):
+        pg.linalg.gemm(rt, a, b, c, devices=[])
+    with pytest.raises(pg.ArgumentError, match="positive number of rows"):
+        pg.linalg.gemm(rt, a, b, c, tile=0)
+    with pytest.raises(pg.ArgumentError, match="'perf' or 'edp'"):
+        pg.linalg.gemm(rt, a, b, c, metric="fast")
+    with pytest.raises(pg.ArgumentError, match="power"):
+        pg.linalg.gemm(rt, a, b, c, metric="edp")  # CPU devices report none
+    big, bc = rt.array("float32", (100, 3)), rt.array("float32", (100, 5))
+    with pytest.raises(pg.ArgumentError, match="at least 4 rows"):
+        pg.linalg.gemm(rt, big, b, bc, tile=2)
+    r = pg.linalg.gemm(rt, big, b, bc, tile=4, report=True)  # still usable
+    assert r.tiles == 25
+    np.testing.assert_array_equal(bc.to_numpy(), np.zeros((100, 5), np.float32))

@@ -315,7 +315,8 @@ def literal_values(annotation):
 # A valid value for each Runtime option the stubs type without a Literal.
 OPTION_SAMPLES = {"devices": "host:1", "policy": "round-robin", "prefetch": True,
                   "interconnect": "default", "exploration_threshold": 0.25,
-                  "device_memory_limit": "64M", "elide_copies": True}
+                  "device_memory_limit": "64M", "elide_copies": True,
+                  "power_limit": 0, "power_watts": "0:120"}
 
 
 def test_runtime_options(stubs, tmp_path):

@@ -10,7 +10,8 @@ import java.util.Map;
  * returns at once. CPU devices run OpenBLAS (Debian: {@code apt-get install libopenblas0-pthread};
  * the environment variable {@code PG_BLAS_LIB} names another CBLAS library), GPUs cuBLAS. Arrays
  * are row-major; all arrays of a call have one dtype, {@link DType#FLOAT32} or {@link
- * DType#FLOAT64}, which picks the task ({@code gemm_f32} or {@code gemm_f64}, ...).
+ * DType#FLOAT64}, which picks the task ({@code axpy_f32} or {@code axpy_f64}, ...). gemm is the
+ * tiled GEMM over the runtime's devices ({@link GemmOptions}, {@link GemmReport}).
  *
  * <pre>{@code
  * DeviceArray a = rt.array(DType.FLOAT32, 64, 32), b = rt.array(DType.FLOAT32, 32, 16);
@@ -59,9 +60,8 @@ public final class Linalg {
 
     /**
      * {@code c = alpha * op(a) * op(b) + beta * c}, where op transposes its matrix when transA /
-     * transB is true. a, b and c are 2-D arrays of one dtype: op(a) is m x k (a is stored m x k,
-     * or k x m when transA), op(b) is k x n, c is m x n. Returns at once; c is current once the
-     * call ran.
+     * transB is true: {@link #gemm(DeviceArray, DeviceArray, DeviceArray, GemmOptions)} with
+     * these options and every device.
      *
      * @param a the left matrix
      * @param b the right matrix
@@ -76,8 +76,34 @@ public final class Linalg {
      */
     public void gemm(DeviceArray a, DeviceArray b, DeviceArray c, double alpha, double beta,
             boolean transA, boolean transB) {
-        String suffix = suffix("gemm", new String[] {"a", "b", "c"}, a, b, c);
+        gemm(a, b, c, new GemmOptions().alpha(alpha).beta(beta).transA(transA).transB(transB));
+    }
+
+    /**
+     * {@code c = alpha * op(a) * op(b) + beta * c} tiled over devices: a, b and c are 2-D arrays
+     * of one dtype, of any size and wherever their values are (host or any device): op(a) is m x
+     * k (a is stored m x k, or k x m when transA), op(b) is k x n, c is m x n. C is cut into tiles
+     * of rows, each a task on the device a model of the links and of each device's GEMM rate
+     * assigns it (pg_linalg_gemm in polygpu.h): b goes once to each device used, a tile's rows of
+     * a come while the tile before computes, and each tile of c goes back to where c was while
+     * the next computes. Returns at once; c is current once the tiles ran.
+     *
+     * @param a the left matrix
+     * @param b the right matrix
+     * @param c the result
+     * @param options alpha, beta, transposes, devices, tile and metric (not null)
+     * @return the model's plan
+     * @throws ArgumentException for mixed or unsupported dtypes, non-2-D arrays, shapes that do
+     *                           not fit, an unknown device, a tile that needs more than 32 tiles,
+     *                           or metric EDP without power readings
+     * @throws IllegalStateException if an array or the runtime is closed
+     */
+    public GemmReport gemm(DeviceArray a, DeviceArray b, DeviceArray c, GemmOptions options) {
+        if (options == null)
+            throw new ArgumentException("gemm: options must not be null");
+        suffix("gemm", new String[] {"a", "b", "c"}, a, b, c);
         long[] sa = matrix("a", a), sb = matrix("b", b), sc = matrix("c", c);
+        boolean transA = options.transA, transB = options.transB;
         long m = sc[0], n = sc[1];
         long mA = transA ? sa[1] : sa[0], k = transA ? sa[0] : sa[1];
         long kB = transB ? sb[1] : sb[0], nB = transB ? sb[0] : sb[1];
@@ -85,7 +111,33 @@ public final class Linalg {
             throw new ArgumentException("gemm: shapes do not fit: op(a) is " + mA + " x " + k
                     + ", op(b) " + kB + " x " + nB + ", c " + m + " x " + n
                     + " (op(a) must be m x k, op(b) k x n, c m x n)");
-        launch("gemm" + suffix, a, b, c, m, n, k, transA ? 1 : 0, transB ? 1 : 0, alpha, beta);
+        int ndev = runtime.devices().size(), mask = 0;
+        if (options.devices != null) {
+            if (options.devices.length == 0)
+                throw new ArgumentException("gemm: devices is empty: name at least one device");
+            for (int d : options.devices) {
+                if (d < 0 || d >= ndev)
+                    throw new ArgumentException("gemm: device " + d
+                            + " does not exist (this runtime has devices 0 to " + (ndev - 1) + ")");
+                mask |= 1 << d;
+            }
+        }
+        if (options.tile < 0)
+            throw new ArgumentException("gemm: tile must be a positive number of rows, or 0 for "
+                    + "the model's choice; got " + options.tile);
+        double[] raw;
+        long h = runtime.enter();
+        try {
+            raw = Native.linalgGemm(h, a.launchHandle(), b.launchHandle(), c.launchHandle(),
+                    options.alpha, options.beta, transA, transB, mask, options.tile,
+                    options.metric == GemmOptions.Metric.EDP ? 1 : 0);
+        } finally {
+            runtime.exit();
+            java.lang.ref.Reference.reachabilityFence(a);
+            java.lang.ref.Reference.reachabilityFence(b);
+            java.lang.ref.Reference.reachabilityFence(c);
+        }
+        return new GemmReport(raw, Native.MAX_LOCATIONS - 1);
     }
 
     /**

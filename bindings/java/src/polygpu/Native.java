@@ -56,6 +56,12 @@ final class Native {
 
     static native long[] runtimeStats(long rt);
 
+    /**
+     * {limit W, used W, from models (1/0), ndevices, nchosen, MAX_LOCATIONS - 1 chosen ids,
+     * as many watts, as many performances}.
+     */
+    static native double[] runtimePowerChoice(long rt);
+
     static native long runtimeClock(long rt);
 
     /**
@@ -121,6 +127,10 @@ final class Native {
     static native long taskBuiltin(long rt, byte[] name);
 
     static native void kernelFree(long k);
+
+    /** The tiled GEMM (pg_linalg_gemm); the report's layout is in jni_linalg.c. */
+    static native double[] linalgGemm(long rt, long a, long b, long c, double alpha, double beta,
+            boolean transA, boolean transB, int devices, long tile, int metric);
 
     static native void graphBegin(long rt);
 

@@ -103,6 +103,38 @@ public final class Runtime implements AutoCloseable {
         }
 
         /**
+         * A power budget ({@code power_limit}): the runtime uses only the devices Czarnul's
+         * greedy rule picks — again and again the one with the best performance per watt whose
+         * power still fits in what is left — with performance from the performance models when
+         * they can compare every device, else nominal throughput (GPUs: SMs x clock; CPU
+         * devices: worker threads), and power measured through NVML on GPUs (else given with
+         * {@link #powerWatts(String)}). {@link Runtime#powerChoice()} says which. A budget no
+         * device fits fails the runtime's creation naming the smallest device power.
+         *
+         * @param watts watts per node; 0 for none
+         * @return this
+         * @throws ArgumentException if watts is negative or not finite
+         */
+        public Options powerLimit(double watts) {
+            if (!(watts >= 0) || Double.isInfinite(watts))
+                throw new ArgumentException("powerLimit: " + watts
+                        + " is not a power budget (watts per node, >= 0; 0 for none)");
+            return set("power_limit", Double.toString(watts));
+        }
+
+        /**
+         * Watts each device draws ({@code power_watts}), for tests and for machines without
+         * NVML: used where NVML gives no figure; such a device's energy in {@link Stats} is these
+         * watts times its busy time.
+         *
+         * @param v {@code "120"} (every device) or {@code "0:120,1:80"} (per device)
+         * @return this
+         */
+        public Options powerWatts(String v) {
+            return set("power_watts", v);
+        }
+
+        /**
          * How a launch without parents gets a stream ({@code stream_policy}).
          *
          * @param v {@code "fifo"} (reuse free streams, default) or {@code "always-new"}
@@ -629,6 +661,21 @@ public final class Runtime implements AutoCloseable {
         long h = enter();
         try {
             return new Stats(Native.runtimeStats(h), Native.MAX_LOCATIONS);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * The devices the power budget (option {@code power_limit}) lets this runtime use, chosen
+     * when it was created by Czarnul's greedy rule; kernels run only there.
+     *
+     * @return the choice, with each device's power and performance figures
+     */
+    public PowerChoice powerChoice() {
+        long h = enter();
+        try {
+            return new PowerChoice(Native.runtimePowerChoice(h), Native.MAX_LOCATIONS - 1);
         } finally {
             exit();
         }

@@ -1,5 +1,7 @@
 package polygpu;
 
+import java.util.OptionalDouble;
+
 /**
  * A snapshot of a runtime's counters ({@link Runtime#stats()}). A "location" is 0 for the host
  * and {@code d + 1} for device {@code d}.
@@ -10,6 +12,7 @@ public final class Stats {
             pending;
     private final long[][] linkBytes;
     private final long evictions, bytesEvicted, writebacks, copiesElided, bytesElided;
+    private final double[] energyJoules, powerWatts;
 
     Stats(long[] raw, int maxLocations) {
         ndevices = (int) raw[0];
@@ -31,6 +34,42 @@ public final class Stats {
         writebacks = raw[tail + 2];
         copiesElided = raw[tail + 3];
         bytesElided = raw[tail + 4];
+        int maxDevices = maxLocations - 1;
+        energyJoules = new double[ndevices];
+        powerWatts = new double[ndevices];
+        for (int d = 0; d < ndevices; d++) {
+            energyJoules[d] = Double.longBitsToDouble(raw[tail + 5 + d]);
+            powerWatts[d] = Double.longBitsToDouble(raw[tail + 5 + maxDevices + d]);
+        }
+    }
+
+    /**
+     * Energy device {@code device} used since the runtime started: on a GPU, NVML's energy
+     * counter; on a device with an injected figure (option {@code power_watts}: CPU devices,
+     * GPUs without NVML), those watts times its busy time (the summed durations of the
+     * operations it ran; GPUs are timed only with trace, profile or models).
+     *
+     * @param device a device id, 0 .. ndevices() - 1
+     * @return joules, or empty when unknown
+     * @throws IndexOutOfBoundsException if there is no such device
+     */
+    public OptionalDouble energyJoules(int device) {
+        double j = energyJoules[device];
+        return j >= 0 ? OptionalDouble.of(j) : OptionalDouble.empty();
+    }
+
+    /**
+     * Power device {@code device} draws under load, as the power budget counts it: on a GPU the
+     * highest power NVML reported while it ran work, else its default power limit; elsewhere the
+     * injected figure.
+     *
+     * @param device a device id, 0 .. ndevices() - 1
+     * @return watts, or empty when unknown
+     * @throws IndexOutOfBoundsException if there is no such device
+     */
+    public OptionalDouble powerWatts(int device) {
+        double w = powerWatts[device];
+        return w > 0 ? OptionalDouble.of(w) : OptionalDouble.empty();
     }
 
     /**

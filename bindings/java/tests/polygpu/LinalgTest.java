@@ -1,6 +1,7 @@
 package polygpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -170,6 +171,60 @@ class LinalgTest {
     }
 
     @Test
+    void tiledGemmOverDevicesMatchesTheReferenceAndReportsItsPlan() {
+        try (Runtime r4 = new Runtime(new Runtime.Options().devices("host:4"))) {
+            Linalg l4 = r4.linalg();
+            int[][] shapes = {{24, 24, 24}, {40, 30, 4}, {6, 5, 70}};
+            for (DType dt : new DType[] {DType.FLOAT32, DType.FLOAT64})
+                for (int s = 0; s < shapes.length; s++) {
+                    int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+                    boolean ta = s == 1, tb = s == 2;
+                    double beta = s == 0 ? 0.0 : 1.25;
+                    double[] a = values(m * k, 7 + s), b = values(k * n, 70 + s),
+                            c = values(m * n, 700 + s);
+                    try (DeviceArray A = r4.array(dt, ta ? k : m, ta ? m : k);
+                         DeviceArray B = r4.array(dt, tb ? n : k, tb ? k : n);
+                         DeviceArray C = r4.array(dt, m, n)) {
+                        put(A, a);
+                        put(B, b);
+                        put(C, c);
+                        B.prefetch(2);
+                        GemmReport rep = l4.gemm(A, B, C, new GemmOptions().alpha(-0.5).beta(beta)
+                                .transA(ta).transB(tb).devices(1, 2, 3).tile(4));
+                        double[] want = gemmRef(m, n, k, ta, tb, -0.5, a, b, beta, c);
+                        double[] got = get(C);
+                        for (int i = 0; i < m * n; i++)
+                            close(got[i], want[i], dt, "tiled gemm " + dt + " [" + i + "]");
+                        assertEquals(Math.min(4, m), rep.tile());
+                        assertEquals((m + rep.tile() - 1) / rep.tile(), rep.tiles());
+                        long rows = 0;
+                        for (int i = 0; i < rep.devices().length; i++) {
+                            assertTrue(rep.devices()[i] >= 1 && rep.devices()[i] <= 3);
+                            rows += rep.rows()[i];
+                        }
+                        assertEquals(m, rows);
+                        assertTrue(rep.predictedSeconds() > 0);
+                        assertFalse(rep.predictedJoules().isPresent(), "no power on CPU devices");
+                    }
+                }
+            try (DeviceArray A = r4.array(DType.FLOAT32, 100, 3);
+                 DeviceArray B = r4.array(DType.FLOAT32, 3, 2);
+                 DeviceArray C = r4.array(DType.FLOAT32, 100, 2)) {
+                ArgumentException e = assertThrows(ArgumentException.class,
+                        () -> l4.gemm(A, B, C, new GemmOptions().devices(9)));
+                assertTrue(e.getMessage().contains("does not exist"), e.getMessage());
+                e = assertThrows(ArgumentException.class,
+                        () -> l4.gemm(A, B, C, new GemmOptions().tile(2)));
+                assertTrue(e.getMessage().contains("at least 4 rows"), e.getMessage());
+                e = assertThrows(ArgumentException.class, () -> l4.gemm(A, B, C,
+                        new GemmOptions().metric(GemmOptions.Metric.EDP)));
+                assertTrue(e.getMessage().contains("power"), e.getMessage());
+                assertEquals(25, l4.gemm(A, B, C, new GemmOptions().tile(4)).tiles());
+            }
+        }
+    }
+
+    @Test
     void aKernelWritesAGemmReadsItAKernelReadsC() {
         Kernel fill = rt.kernel(TestSupport.SRC, "fill");
         Kernel add1 = rt.kernel(TestSupport.SRC, "add1");
@@ -193,11 +248,17 @@ class LinalgTest {
         TestSupport.Dag dag = TestSupport.Dag.of(rt);
         List<Long> ks = dag.ids("kernel");
         ks = new ArrayList<>(ks.subList(before, ks.size()));
-        assertEquals(4, ks.size(), "fill, fill, gemm, add1");
-        assertEquals("gemm_f32", dag.vertex(ks.get(2)).name());
-        assertTrue(dag.edge(ks.get(0), ks.get(2)), "fill A -> gemm");
-        assertTrue(dag.edge(ks.get(1), ks.get(2)), "fill B -> gemm");
-        assertTrue(dag.edge(ks.get(2), ks.get(3)), "gemm -> add1");
+        // gemm is one tile task (8 rows: the model's tile is C whole), after the tasks that
+        // measure the device's GEMM rate when it is not cached yet (no edge from the fills)
+        long g = -1;
+        for (long id : ks)
+            if (dag.vertex(id).name().equals("gemm_tile_out_f32") && dag.edge(ks.get(0), id))
+                g = id;
+        assertTrue(g >= 0, "the tile task's vertex");
+        long add = ks.get(ks.size() - 1);
+        assertEquals("add1", dag.vertex(add).name());
+        assertTrue(dag.edge(ks.get(1), g), "fill B -> gemm");
+        assertTrue(dag.edge(g, add), "gemm -> add1");
     }
 
     private static void throwsMentioning(Class<? extends Throwable> type, Runnable r,

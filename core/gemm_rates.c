@@ -1,0 +1,218 @@
+/* gemm_rates.c: each device class's GEMM rate per dtype, for the tiled GEMM's model when the
+ * performance models do not know its tile task yet: measured once (two square GEMMs on one
+ * device of the class, through the runtime like any task, fitted as a per-call overhead plus
+ * flops at a rate), kept for the process, and cached under <cache_dir>/models/gemm-rates.csv
+ * (one line per class and dtype, written atomically) so later processes skip the measurement.
+ * Called without the runtime's lock: the measurement is public calls (arrays, launches, a
+ * sync). */
+#include "core/internal.h"
+
+#include "nvrtc/kernel_cache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { MAX_RATES = 64, REPS = 3 };
+
+typedef struct rate {
+    char cls[128];
+    pg_dtype dt;
+    double gflops, overhead_s;
+} rate;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static rate rates[MAX_RATES];
+static int nrates;
+
+static const rate *find(const char *cls, pg_dtype dt) {
+    for (int i = 0; i < nrates; i++)
+        if (rates[i].dt == dt && !strcmp(rates[i].cls, cls))
+            return &rates[i];
+    return NULL;
+}
+
+static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s) {
+    rate *r = (rate *)find(cls, dt);
+    if (!r && nrates < MAX_RATES)
+        r = &rates[nrates++];
+    if (!r)
+        return;
+    snprintf(r->cls, sizeof r->cls, "%s", cls);
+    r->dt = dt;
+    r->gflops = gflops;
+    r->overhead_s = overhead_s;
+}
+
+/* The class a device's rate is kept under: the models' (a GPU's name; CPU devices by their
+ * thread count, as identical devices share one). Commas would break the file: replaced. */
+static void class_of(const pg_device_info *info, char *out, size_t cap) {
+    if (info->kind == PG_DEVICE_CPU)
+        snprintf(out, cap, "CPU device (%d threads)", info->multiprocessors);
+    else
+        snprintf(out, cap, "%s", info->name);
+    for (char *p = out; *p; p++)
+        if (*p == ',' || *p == '\n')
+            *p = ' ';
+}
+
+static void file_path(const char *cache_dir, char *out, size_t cap) {
+    snprintf(out, cap, "%s/models/gemm-rates.csv", cache_dir);
+}
+
+/* Lines "class,dtype,gflops,overhead_us"; a line that does not parse is skipped. Lock held. */
+static void load_file(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+        if (!c2 || line[0] == '#')
+            continue;
+        *c1 = *c2 = '\0';
+        pg_dtype dt;
+        double g, us;
+        if (pg_dtype_parse(c1 + 1, &dt) || sscanf(c2 + 1, "%lf,%lf", &g, &us) != 2 || g <= 0 ||
+            us < 0)
+            continue;
+        if (!find(line, dt))
+            put(line, dt, g, us * 1e-6);
+    }
+    fclose(f);
+}
+
+/* Every rate known, written to a temporary name and renamed over the file. Lock held. */
+static void save_file(const char *cache_dir, const char *path) {
+    char dir[1100], tmp[1300];
+    snprintf(dir, sizeof dir, "%s/models", cache_dir);
+    if (pg__kcache_dir(dir) != 0)
+        return;      /* no cache: the rates stand for this process */
+    load_file(path); /* keep what another process added meanwhile */
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    fprintf(f, "# device class,dtype,GEMM GFLOP/s,overhead per call (us): polygpu's tiled gemm\n");
+    for (int i = 0; i < nrates; i++)
+        fprintf(f, "%s,%s,%.6g,%.6g\n", rates[i].cls, pg_dtype_name(rates[i].dt), rates[i].gflops,
+                rates[i].overhead_s * 1e6);
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        remove(tmp);
+}
+
+static pg_status new2d(pg_runtime *rt, pg_dtype dt, int64_t n, pg_array **out) {
+    int64_t shape[2] = {n, n};
+    return pg_array_new(rt, dt, 2, shape, out);
+}
+
+/* The best of REPS timed runs of an n x n x n GEMM on dev (after one untimed: copies in,
+ * library handles). */
+static pg_status time_gemm(pg_runtime *rt, pg_kernel *k, int dev, pg_dtype dt, int64_t n,
+                           double *secs) {
+    pg_array *a = NULL, *b = NULL, *c = NULL;
+    pg_status st = new2d(rt, dt, n, &a);
+    if (!st)
+        st = new2d(rt, dt, n, &b);
+    if (!st)
+        st = new2d(rt, dt, n, &c);
+    pg_arg args[12] = {pg_arg_array(a),  pg_arg_array(b),  pg_arg_array(c), pg_arg_int(n),
+                       pg_arg_int(n),    pg_arg_int(n),    pg_arg_int(0),   pg_arg_int(0),
+                       pg_arg_double(1), pg_arg_double(0), pg_arg_int(0),   pg_arg_int(n)};
+    *secs = 0;
+    for (int r = 0; !st && r <= REPS; r++) {
+        uint64_t t0 = 0, t1 = 0;
+        st = pg_runtime_sync(rt);
+        if (!st)
+            st = pg_runtime_clock(rt, &t0);
+        if (!st)
+            st = pg__kernel_launch_on(k, dev, args, 12, 0);
+        if (!st)
+            st = pg_runtime_sync(rt);
+        if (!st)
+            st = pg_runtime_clock(rt, &t1);
+        double s = (double)(t1 - t0) * 1e-9;
+        if (!st && r > 0 && (*secs == 0 || s < *secs))
+            *secs = s;
+    }
+    if (a)
+        pg_array_free(a);
+    if (b)
+        pg_array_free(b);
+    if (c)
+        pg_array_free(c);
+    return st;
+}
+
+static pg_status measure(pg_runtime *rt, int dev, const pg_device_info *info, pg_dtype dt,
+                         double *gflops, double *overhead_s) {
+    /* Large enough to reach the device's rate (an H100: ~2-20 ms), small enough for a first
+     * call; the small one mostly measures the per-call cost. */
+    int64_t big = info->kind == PG_DEVICE_CUDA ? 8192 : 256, small = big / 8;
+    pg_kernel *k = NULL;
+    pg_status st =
+        pg_task_builtin(rt, dt == PG_FLOAT64 ? "gemm_tile_out_f64" : "gemm_tile_out_f32", &k);
+    double tb = 0, ts = 0;
+    if (!st)
+        st = time_gemm(rt, k, dev, dt, big, &tb);
+    if (!st)
+        st = time_gemm(rt, k, dev, dt, small, &ts);
+    if (k)
+        pg_kernel_free(k);
+    if (st)
+        return pg__error_wrap(st, "measuring the GEMM rate of device %d (%s)", dev, info->name);
+    double fb = 2.0 * (double)big * (double)big * (double)big,
+           fs = 2.0 * (double)small * (double)small * (double)small;
+    if (tb > ts) {
+        *gflops = (fb - fs) / (tb - ts) * 1e-9;
+        *overhead_s = ts - fs / (*gflops * 1e9);
+        if (*overhead_s < 0)
+            *overhead_s = 0;
+    } else { /* noise beat the difference: all rate, no overhead */
+        *gflops = fb / (tb > 0 ? tb : 1e-9) * 1e-9;
+        *overhead_s = 0;
+    }
+    return PG_OK;
+}
+
+pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, double *overhead_s) {
+    pg_device_info info[PG_MAX_DEVICES];
+    int n = 0;
+    pg_status st = pg_runtime_devices(rt, info, PG_MAX_DEVICES, &n);
+    if (st)
+        return st;
+    if (dev < 0 || dev >= n)
+        return pg__error(PG_ERROR_INTERNAL, "gemm rate: device %d of %d", dev, n);
+    pg__runtime *r = pg__enter_runtime(rt, "pg_linalg_gemm");
+    if (!r)
+        return PG_ERROR_STATE;
+    char cache_dir[1024];
+    snprintf(cache_dir, sizeof cache_dir, "%s", r->opt.cache_dir);
+    pg__leave(r);
+    char cls[128], path[1200];
+    class_of(&info[dev], cls, sizeof cls);
+    file_path(cache_dir, path, sizeof path);
+    pthread_mutex_lock(&mu);
+    const rate *known = find(cls, dt);
+    if (!known) {
+        load_file(path);
+        known = find(cls, dt);
+    }
+    if (known) {
+        *gflops = known->gflops;
+        *overhead_s = known->overhead_s;
+    }
+    pthread_mutex_unlock(&mu);
+    if (known)
+        return PG_OK;
+    /* Two threads may both measure a class the first time: harmless, the last one stays. */
+    if ((st = measure(rt, dev, &info[dev], dt, gflops, overhead_s)))
+        return st;
+    pthread_mutex_lock(&mu);
+    put(cls, dt, *gflops, *overhead_s);
+    save_file(cache_dir, path);
+    pthread_mutex_unlock(&mu);
+    return PG_OK;
+}
