@@ -91,10 +91,33 @@ int main(int argc, char **argv) {
     CD(cuInit(0));
     CK(cudaSetDevice(0));
     float *y, *dst;
-    CK(cudaMalloc(&y, bytes));
+    // PM_POOL=1: both buffers from the devices' default memory pools (stream-ordered
+    // allocations, as polygpu's arrays are), the peer given access to them.
+    const char *pool = getenv("PM_POOL");
+    int use_pool = pool && *pool == '1';
+    auto alloc_on = [&](int dev, float **p) {
+        CK(cudaSetDevice(dev));
+        if (!use_pool) {
+            CK(cudaMalloc(p, bytes));
+            return;
+        }
+        CK(cudaMallocAsync((void **)p, bytes, 0));
+        CK(cudaDeviceSynchronize());
+        if (gpus == 2) {
+            cudaMemPool_t mp;
+            CK(cudaDeviceGetDefaultMemPool(&mp, dev));
+            cudaMemAccessDesc d = {};
+            d.location.type = cudaMemLocationTypeDevice;
+            d.location.id = 1 - dev;
+            d.flags = cudaMemAccessFlagsProtReadWrite;
+            CK(cudaMemPoolSetAccess(mp, &d, 1));
+        }
+    };
+    alloc_on(0, &y);
+    if (use_pool)
+        printf("# buffers from the default memory pools (PM_POOL=1)\n");
     if (gpus == 2) {
-        CK(cudaSetDevice(1));
-        CK(cudaMalloc(&dst, bytes));
+        alloc_on(1, &dst);
         CK(cudaSetDevice(0));
         int can = 0;
         CK(cudaDeviceCanAccessPeer(&can, 0, 1));

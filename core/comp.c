@@ -92,6 +92,7 @@ void pg__comp_unref(pg__runtime *rt, pg__comp *c) {
     if (!c || --c->refs > 0)
         return;
     release_work(rt, c);
+    pg__chunks_free(rt, c); /* the copies waiting on its flags held references: all done */
     free_err(c);
     if (c->timed)
         rt->ops->timing_release(rt->b, &c->timing);

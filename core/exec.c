@@ -199,8 +199,12 @@ static pg_status launch_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *
             pg__plan_note_broken(rt);
         return pg__task_issue(rt, c, s);
     }
-    if (rt->cap)
+    if (rt->cap && c->kernel->wrapped) /* a graph node would lack the wrapper's parameters */
+        pg__plan_note_broken(rt);
+    else if (rt->cap)
         pg__plan_note_launch(rt, c, s, l->fn);
+    if (c->kernel->chunked && rt->ops->launch_chunks)
+        return pg__chunks_launch(rt, c, s, l->fn);
     return rt->ops->launch(rt->b, s->b, l->fn, c->grid, c->block, c->shared_mem, c->slots,
                            c->nslots, c->timed ? &c->timing : NULL);
 }

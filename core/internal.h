@@ -96,6 +96,22 @@ typedef struct pg__holder {
     int holds;
 } pg__holder;
 
+/* A launch with chunked outputs (backend launch_chunks): its block counters and flags on its
+ * device, and the arrays (pieces) its blocks write chunk by chunk, so that a copy of one can
+ * start per chunk while the kernel runs (core/chunks.c). */
+#define PG__CHUNK_ARGS 4
+typedef struct pg__chunks {
+    uint32_t *sync; /* device memory: counters, then flags; freed with the computation */
+    int dev;
+    uint32_t nflags, bpc; /* chunks; blocks per chunk */
+    uint64_t nblocks;
+    int n;
+    struct {
+        pg__array *a;         /* a piece the computation writes (held by its args) */
+        uint64_t block_bytes; /* bytes each block writes; a's first byte is block 0's */
+    } arg[PG__CHUNK_ARGS];
+} pg__chunks;
+
 struct pg__comp {
     uint64_t id;
     int refs;
@@ -129,6 +145,7 @@ struct pg__comp {
     /* copy */
     int copy_src, copy_dst; /* locations */
     uint64_t copy_bytes;
+    pg__chunks *chunks; /* a kernel launched with chunked outputs, else NULL (owned) */
     int recorded;   /* in the DAG and the arrays' histories already */
     pg__comp *next; /* in-flight or pending list; the runtime's free pool */
     /* Failure: err is NULL while fine, else the message of what failed (this computation's own
@@ -225,6 +242,9 @@ struct pg__kernel {
     void *image;              /* backend's compiled kernel */
     void *fn[PG_MAX_DEVICES]; /* loaded lazily per device */
     int live_index;           /* position in rt->kernels */
+    /* out(chunks=blocks) parameters: chunked is set when any has one; wrapped when the image
+     * is the wrapper kernel (nvrtc/chunk_wrap.h), launched with launch_chunks only */
+    int chunked, wrapped;
     /* a task (core/task.c): C functions instead of a compiled image (image NULL) */
     int is_task;
     pg_task_impls impls;
@@ -291,6 +311,7 @@ typedef struct pg__options_resolved {
     int check_bounds;             /* check=bounds: guard pages around CPU device buffers */
     int elide_copies;             /* a limit study: copies between locations are skipped */
     int models;                   /* performance models learn, persist and predict */
+    uint64_t chunk_bytes;         /* chunked outputs: bytes per copy (0: per link) */
     uint64_t device_memory_limit; /* 0: none */
     char power_watts[512];        /* injected watts per device (core/power.c); "": none */
     double power_limit;           /* watts per node the chosen devices may draw; 0: none */
@@ -620,6 +641,20 @@ pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__
 pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c);
 void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array freed) */
 /* ---- what core tells the record of recent computations (core/observe.c, over dag/record.h) */
+/* ---- chunked outputs (core/chunks.c) */
+/* Launch c (a kernel with chunked parameters, fn on s's device) with launch_chunks: with block
+ * counting and c->chunks set when a copy could use it, else without. */
+pg_status pg__chunks_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn);
+/* Frees c->chunks (its flags on the device): once no copy can wait on them. */
+void pg__chunks_free(pg__runtime *rt, pg__comp *c);
+/* 1 when a copy of a from src may go chunk by chunk while its producer p still runs; then
+ * *block_bytes is the bytes each of p's blocks writes, from a's first byte. */
+int pg__chunks_copyable(pg__runtime *rt, const pg__comp *p, const pg__array *a, int src,
+                        uint64_t *block_bytes);
+/* Bytes a chunked copy of `bytes` over src -> dst moves at once (option chunk_bytes, else from
+ * the link's bandwidth and latency). */
+uint64_t pg__chunks_copy_bytes(pg__runtime *rt, int src, int dst, uint64_t bytes);
+
 pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name);
 void pg__dag_record_device(pg__runtime *rt, pg__comp *c); /* device/stream chosen */
 void pg__dag_record_drop(pg__runtime *rt, pg__comp *c);   /* it will not run after all */

@@ -82,21 +82,29 @@ pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work 
 
 /* ---- copies */
 
+/* What one copy computation moves: all of an array, or (a chunked copy) a part of it after a
+ * stream wait on the flags of the chunks its producer's blocks write there (core/chunks.c). */
 typedef struct copy_bufs {
-    void *dst, *src;
+    void *dst, *src; /* the array's buffers at the two locations */
+    uint64_t off, bytes;
+    const uint32_t *flags;
+    uint32_t nflags;
 } copy_bufs;
 
 static pg_status copy_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *ctx) {
     copy_bufs *b = ctx;
     if (rt->cap) /* an elided copy stays in a plan as the edges it orders */
         pg__plan_note_copy(rt, c, s, b->dst, rt->opt.elide_copies ? NULL : b->src);
+    pg_status st = b->nflags ? rt->ops->wait_flags(rt->b, s->b, b->flags, b->nflags) : PG_OK;
+    if (st)
+        return st;
     if (rt->opt.elide_copies) { /* the infinite-bandwidth bound: the value does not move */
         rt->stats.copies_elided++;
         rt->stats.bytes_elided += c->copy_bytes;
         return PG_OK;
     }
-    return rt->ops->copy(rt->b, s->b, c->copy_dst - 1, b->dst, c->copy_src - 1, b->src,
-                         c->copy_bytes, c->timed ? &c->timing : NULL);
+    return rt->ops->copy(rt->b, s->b, c->copy_dst - 1, (char *)b->dst + b->off, c->copy_src - 1,
+                         (const char *)b->src + b->off, b->bytes, c->timed ? &c->timing : NULL);
 }
 
 static void loc_name(int loc, char *out, size_t cap) {
@@ -106,20 +114,15 @@ static void loc_name(int loc, char *out, size_t cap) {
         snprintf(out, cap, "%d", loc - 1);
 }
 
-/* Issue a copy of a from location src to dst on stream s, as a computation of its own, after
- * the work that made src's copy current. *out is borrowed (a->ready[dst] and the in-flight
- * list hold it). */
-static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
-                            pg__comp **out) {
-    copy_bufs b;
-    pg_status st = pg__array_buffer(a, dst, s, &b.dst);
-    if (!st)
-        st = pg__array_buffer(a, src, s, &b.src);
-    pg__comp *cc = st ? NULL : pg__comp_new(rt, PG__COPY);
-    if (!st && !cc)
-        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (st)
-        return st;
+/* Issue the part of a copy of a from location src to dst that b says, on stream s, as a
+ * computation of its own: after the work that made src's copy current (a chunked part: after
+ * its flags instead, with the producer an input only). part/nparts name it in the DAG (nparts 0:
+ * the whole array). *out is borrowed (the in-flight list holds it). */
+static pg_status issue_part(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
+                            copy_bufs *b, int part, int nparts, pg__comp **out) {
+    pg__comp *cc = pg__comp_new(rt, PG__COPY);
+    if (!cc)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     cc->args = cc->args_in;
     cc->args[0].array = a;
     cc->args[0].access = PG_ACCESS_IN;
@@ -129,32 +132,112 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
         pg__plan_note_read(rt, a, src);
     pg__comp *producer = a->ready[src];
     if (producer) {
-        pg__comp_ref(producer);
-        cc->parents = cc->parents_in;
-        cc->parents[0] = producer;
-        cc->nparents = 1;
         pg__coh_input_reserve(cc); /* inline room: cannot fail */
         pg__coh_input_add(cc, producer);
+        if (!b->nflags) {
+            pg__comp_ref(producer);
+            cc->parents = cc->parents_in;
+            cc->parents[0] = producer;
+            cc->nparents = 1;
+        }
     }
     cc->copy_src = src;
     cc->copy_dst = dst;
-    cc->copy_bytes = a->nbytes;
+    cc->copy_bytes = b->bytes;
     char sn[16], dn[16], name[64];
     loc_name(src, sn, sizeof sn);
     loc_name(dst, dn, sizeof dn);
-    snprintf(name, sizeof name, "copy a%llu %s->%s", (unsigned long long)a->id, sn, dn);
-    st = pg__dag_record(rt, cc, name);
+    if (nparts)
+        snprintf(name, sizeof name, "copy a%llu %s->%s chunk %d/%d", (unsigned long long)a->id, sn,
+                 dn, part + 1, nparts);
+    else
+        snprintf(name, sizeof name, "copy a%llu %s->%s", (unsigned long long)a->id, sn, dn);
+    pg_status st = pg__dag_record(rt, cc, name);
+    if (!st && producer && b->nflags) /* ordered by flags, but it reads what the producer made */
+        st = pg__dag_record_add_parent(rt, cc, producer->id);
     if (!st)
-        st = pg__issue(rt, cc, s, copy_work, &b);
+        st = pg__issue(rt, cc, s, copy_work, b);
     if (st) {
         pg__dag_record_drop(rt, cc); /* no copy: the DAG does not show one */
         pg__comp_unref(rt, cc);
         return st;
     }
-    pg__coh_copied(rt, a, dst, cc);
-    pg__log(rt, 2, "%s (%llu bytes)", name, (unsigned long long)a->nbytes);
+    pg__log(rt, 2, "%s (%llu bytes)", name, (unsigned long long)b->bytes);
     *out = cc;
     pg__comp_unref(rt, cc);
+    return PG_OK;
+}
+
+/* A copy of the output of a kernel that may still run, chunk by chunk (core/chunks.c): on the
+ * source device's copy stream (its stream waits read that device's flags), groups of the flags'
+ * chunks sized for the link, each copied once its blocks are done. The last part is the copy's
+ * completion: the parts run in order on one stream. */
+static pg_status issue_chunked(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
+                               copy_bufs *whole, uint64_t block_bytes, pg__comp **out) {
+    pg__comp *p = a->ready[src];
+    const pg__chunks *ch = p->chunks;
+    pg_status st;
+    uint64_t fb = (uint64_t)ch->bpc * block_bytes;      /* bytes per flag */
+    uint64_t used = fb ? (a->nbytes + fb - 1) / fb : 1; /* flags over a's bytes */
+    if (used > ch->nflags || !fb)
+        used = ch->nflags;
+    uint64_t group = pg__chunks_copy_bytes(rt, src, dst, a->nbytes);
+    uint64_t k = fb ? (group + fb / 2) / fb : used;
+    if (k < 1)
+        k = 1;
+    int nparts = (int)((used + k - 1) / k);
+    for (int i = 0; i < nparts; i++) {
+        uint64_t f0 = (uint64_t)i * k, f1 = f0 + k < used ? f0 + k : used;
+        copy_bufs b = *whole;
+        b.off = f0 * fb;
+        /* The last part takes any bytes past the grid's blocks too (not written by them). */
+        b.bytes = (i == nparts - 1 ? a->nbytes : f1 * fb) - b.off;
+        b.flags = ch->sync + ch->nflags + f0;
+        b.nflags = (uint32_t)(f1 - f0);
+        if ((st = issue_part(rt, a, src, dst, s, &b, i, nparts, out)))
+            return st; /* the parts issued stay: they are tracked and finish on their own */
+    }
+    return PG_OK;
+}
+
+/* Issue a copy of a from location src to dst on stream s (or, for a chunked copy, the source
+ * device's copy stream), then mark dst current after it. *out is borrowed (a->ready[dst] and
+ * the in-flight list hold it). */
+static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
+                            pg__comp **out) {
+    copy_bufs b = {0};
+    uint64_t block_bytes = 0;
+    int chunked = !rt->opt.elide_copies && rt->ops->wait_flags &&
+                  pg__chunks_copyable(rt, a->ready[src], a, src, &block_bytes);
+    /* A destination buffer made now is ordered on s (its device's stream); the parts of a
+     * chunked copy run on the source device's copy stream, which then waits for it. */
+    int fresh = dst > 0 && !pg__array_buf(a, dst);
+    pg_status st = pg__array_buffer(a, dst, s, &b.dst);
+    if (!st)
+        st = pg__array_buffer(a, src, s, &b.src);
+    if (st)
+        return st;
+    b.bytes = a->nbytes;
+    pg__stream *cs = s;
+    if (chunked && (st = pg__stream_copy(rt, a->ready[src]->device, &cs)))
+        return st;
+    if (chunked && fresh && cs != s) {
+        pg__bevent *e = NULL;
+        st = rt->ops->event_record(rt->b, s->b, &e);
+        if (!st)
+            st = rt->ops->stream_wait(rt->b, cs->b, e);
+        if (e)
+            rt->ops->event_free(rt->b, e);
+        if (st)
+            return st;
+    }
+    if (chunked)
+        st = issue_chunked(rt, a, src, dst, cs, &b, block_bytes, out);
+    else
+        st = issue_part(rt, a, src, dst, s, &b, 0, 0, out);
+    if (st)
+        return st;
+    pg__coh_copied(rt, a, dst, *out);
     return PG_OK;
 }
 

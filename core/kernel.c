@@ -1,6 +1,7 @@
 /* kernel.c: kernels — compilation through the backend, parameters, argument checking, launch. */
 #include "core/internal.h"
 #include "core/power.h"
+#include "nvrtc/chunk_wrap.h"
 #include "core/phases.h"
 #include "nvrtc/signature.h"
 
@@ -84,8 +85,29 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     k->params = params;
     k->nparams = n;
     pg__kernel_src src = {source, name, options, params, n, rt->opt.cache_dir};
+    /* Chunked outputs: on GPUs the kernel is built inside a wrapper whose epilogue raises
+     * per-chunk flags (nvrtc/chunk_wrap.c); CPU devices count blocks themselves. */
+    char *wrapped = NULL, wname[192];
+    for (int i = 0; i < n; i++)
+        k->chunked |= params[i].chunk_per_thread > 0;
+    if (k->chunked && rt->ops->launch_chunks && rt->ops->chunk_epilogue) {
+        if (n + PG__CHUNK_EXTRA_PARAMS > PG__MAX_PARAMS)
+            st = pg__error(PG_ERROR_ARGUMENT,
+                           "kernel '%s' has chunked outputs and %d parameters; at most %d are "
+                           "supported with chunked outputs",
+                           name, n, PG__MAX_PARAMS - PG__CHUNK_EXTRA_PARAMS);
+        else
+            st = pg__chunk_wrap_source(source, name, params, n, &wrapped, wname, sizeof wname);
+        if (!st) {
+            src.source = wrapped;
+            src.name = wname;
+            k->wrapped = 1;
+        }
+    }
     /* Compiling takes long: never under the runtime's lock. */
-    st = rt->ops->kernel_build(rt->b, &src, &k->image);
+    if (!st)
+        st = rt->ops->kernel_build(rt->b, &src, &k->image);
+    pg__free(wrapped);
     if (st) {
         pg__free(k->name);
         pg__free(params);

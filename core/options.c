@@ -153,6 +153,17 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         o->power_limit = d;
         return PG_OK;
     }
+    if (!strcmp(name, "chunk_bytes")) {
+        uint64_t b = 0;
+        pg_status st = parse_bytes(name, value, &b);
+        if (st == PG_OK && b == 0)
+            st = pg__error(PG_ERROR_ARGUMENT,
+                           "option chunk_bytes: 0 is not a chunk size (leave the option unset "
+                           "for sizes chosen per link)");
+        if (st == PG_OK)
+            o->chunk_bytes = b;
+        return st;
+    }
     if (!strcmp(name, "device_memory_limit")) {
         uint64_t b = 0;
         pg_status st = parse_bytes(name, value, &b);
@@ -164,8 +175,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "unknown option '%s': expected devices, policy, stream_policy, "
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace, cache_dir, check, "
-                     "device_memory_limit, elide_copies, profile, models, power_limit or "
-                     "power_watts",
+                     "device_memory_limit, elide_copies, chunk_bytes, profile, models, "
+                     "power_limit or power_watts",
                      name);
 }
 
@@ -325,6 +336,12 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
         return pg__error(PG_ERROR_ARGUMENT, "exploration_threshold %g is outside [0, 1]",
                          r->exploration_threshold);
 
+    r->chunk_bytes = o->chunk_bytes;
+    if (!r->chunk_bytes) {
+        const char *e = getenv("PG_CHUNK_BYTES");
+        if (e && *e && (st = parse_bytes("chunk_bytes (PG_CHUNK_BYTES)", e, &r->chunk_bytes)))
+            return st;
+    }
     if (o->device_memory_limit != PG_DEVICE_MEMORY_UNSET) {
         r->device_memory_limit = o->device_memory_limit;
     } else {

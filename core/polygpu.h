@@ -109,6 +109,13 @@ typedef struct pg_options {
      * pg_runtime_free as samples the simulated devices (devices="sim:...,profile=PATH") fit
      * their duration models from. NULL: PG_PROFILE, else none. */
     const char *profile;
+    /* Chunked outputs (out(chunks=blocks) in a signature): the bytes a copy of such an output
+     * moves at once, while its kernel still runs. 0 (what pg_options_init leaves):
+     * PG_CHUNK_BYTES, else chosen per copy from the link's bandwidth and per-copy latency (the
+     * interconnect matrix): about sqrt(bytes x bandwidth x latency), the size that balances the
+     * per-copy cost against the last chunk's copy after the kernel ends. pg_options_set takes
+     * bytes or a size with a binary suffix ("4M"). Meant for measuring (a sweep). */
+    uint64_t chunk_bytes;
     /* Performance models (pg_runtime_models): "on": every kernel's and task's measured
      * duration (GPUs: timed with events, which costs a little per launch; CPU and simulated
      * devices are timed anyway) is kept per kernel name, device class (the device's name; CPU
@@ -372,7 +379,15 @@ pg_status pg_array_slice(pg_array *a, int64_t lo, int64_t hi, pg_array **view);
  * as "axpy<float>" works). `signature` may be NULL (inferred from the source: const T* is
  * in, T* inout, scalars by value) or a C parameter list whose pointers may be prefixed by
  * in/out/inout: "out float *y, in const float *x, int n". `options` may be NULL or
- * space-separated compiler options ("-O3 --use_fast_math -DN=4"). */
+ * space-separated compiler options ("-O3 --use_fast_math -DN=4").
+ * Chunked outputs: "out(chunks=blocks) float *y" (or inout(...)) promises that thread block b
+ * (linear index, x fastest) writes exactly elements [b*T, (b+1)*T) of y, T its threads ("chunks=
+ * blocks*K": K elements per thread, [b*K*T, (b+1)*K*T)), and nothing else writes y in the
+ * kernel. Then a copy of y to another device or the host that is needed while the kernel runs
+ * starts chunk by chunk as blocks finish, instead of after the kernel (PROACT's transfers; GPUs
+ * count blocks in an epilogue compiled around the kernel, CPU devices in their workers; chunk
+ * size per link, option chunk_bytes). A kernel that breaks the promise gets stale values in such
+ * copies. Recorded replays of such kernels stay eager. */
 pg_status pg_kernel_new(pg_runtime *rt, const char *source, const char *name, const char *signature,
                         const char *options, pg_kernel **out);
 pg_status pg_kernel_free(pg_kernel *k);
@@ -383,6 +398,9 @@ typedef struct pg_param_info {
     int is_array;     /* 1 for pointers */
     pg_dtype dtype;   /* element type (pointers) or value type (scalars) */
     pg_access access; /* pointers only */
+    /* out(chunks=blocks*K): thread block b (linear index, x fastest) writes elements
+     * [b*K*T, (b+1)*K*T) of it, T the threads per block; 0 when not declared */
+    int chunk_per_thread;
 } pg_param_info;
 
 /* Fill up to `capacity` parameter descriptions; *count gets the number of parameters. */

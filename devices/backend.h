@@ -91,6 +91,29 @@ typedef struct pg__backend_ops {
     pg_status (*launch)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
                         size_t shared_mem, const uint64_t *params, int nparams, pg__timing *t);
 
+    /* Chunked outputs (out(chunks=blocks), nvrtc/chunk_wrap.h). chunk_epilogue: 1 when kernels
+     * with chunked outputs must be built from their wrapper source (GPUs: the epilogue runs in
+     * the kernel), 0 when the backend counts finished blocks itself (CPU devices).
+     * launch_chunks (NULL: the backend has none; chunked outputs are then copied after the
+     * kernel like any other): launch as `launch` does, and as thread blocks finish, count them
+     * per chunk of bpc consecutive blocks (linear index, x fastest) in sync[0 .. nchunks) and
+     * set sync[nchunks + c] to 1 once every block of chunk c is done with its writes visible to
+     * copies, nchunks = ceil(blocks / bpc); sync (zeroed, on s's device, nchunks * 2 words)
+     * NULL: no counting. A launch that fails sets every flag, so no waiter waits forever.
+     * wait_flags: s waits, without blocking the host, until flags[0 .. count) are all nonzero
+     * (flags of a launch_chunks on s's device). */
+    int chunk_epilogue;
+    pg_status (*launch_chunks)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
+                               pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                               int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t);
+    pg_status (*wait_flags)(pg__backend *b, pg__bstream *s, const uint32_t *flags,
+                            uint32_t count);
+    /* Memory for launch_chunks' counters and flags on device dev, usable by every stream at
+     * once (CUDA's stream memory operations refuse stream-ordered pool memory), not zeroed;
+     * freed once no work uses it. NULL: dev_alloc's memory serves. */
+    pg_status (*flags_alloc)(pg__backend *b, int dev, size_t bytes, void **out);
+    void (*flags_free)(pg__backend *b, int dev, void *p, size_t bytes);
+
     /* Run fn(arg) in s's order (a task: a C function instead of a kernel; NULL where the
      * backend cannot, and tasks are refused there). The backend copies the arg_bytes at arg
      * (8-byte aligned) before returning. CPU devices: a worker runs fn on the copy as an

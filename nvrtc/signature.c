@@ -246,10 +246,75 @@ static pg_status param_error(const sig_ctx *cx, int pos, const char *text, size_
                      (int)len, text, why);
 }
 
+/* "out(chunks=blocks) float *y" / "out(chunks=blocks*K) ...": the output is written in
+ * contiguous chunks, one per thread block in order (K elements per thread, 1 by default), so
+ * copies of it may start per chunk while the kernel runs. On success *skip is the length of
+ * "out(...)" minus the word (the caller reads "out" as usual from the rest), *k the factor; 0
+ * and *skip 0 when there are no parentheses. -1 with why set: a malformed option. */
+static int chunk_option(const char *text, size_t len, size_t *skip, int *k, char *why, size_t cap) {
+    size_t i = 0;
+    *skip = 0;
+    *k = 0;
+    while (i < len && isspace((unsigned char)text[i]))
+        i++;
+    size_t w = i;
+    while (i < len && isalpha((unsigned char)text[i]))
+        i++;
+    if (!(word_is(text + w, i - w, "out") || word_is(text + w, i - w, "inout")) || i >= len ||
+        text[i] != '(')
+        return 0;
+    size_t open = i, close = open;
+    while (close < len && text[close] != ')')
+        close++;
+    if (close >= len) {
+        snprintf(why, cap, "'%.*s(' is not closed: write out(chunks=blocks)", (int)(i - w),
+                 text + w);
+        return -1;
+    }
+    char opt[64];
+    size_t n = 0;
+    for (size_t j = open + 1; j < close && n + 1 < sizeof opt; j++)
+        if (!isspace((unsigned char)text[j]))
+            opt[n++] = text[j];
+    opt[n] = 0;
+    long factor = 1;
+    if (strncmp(opt, "chunks=blocks", 13) != 0 ||
+        (opt[13] && (opt[13] != '*' || (factor = strtol(opt + 14, NULL, 10)) < 1 ||
+                     factor > 65536 || strspn(opt + 14, "0123456789") != strlen(opt + 14)))) {
+        snprintf(why, cap,
+                 "unknown option '%.*s' of '%.*s': the one option is chunks=blocks (each thread "
+                 "block writes one contiguous chunk, one element per thread) or chunks=blocks*K "
+                 "(K elements per thread, K from 1 to 65536)",
+                 (int)(close - open - 1), text + open + 1, (int)(i - w), text + w);
+        return -1;
+    }
+    *skip = close + 1 - open;
+    *k = (int)factor;
+    return 1;
+}
+
 static pg_status parse_param(const sig_ctx *cx, int pos, const char *text, size_t len,
                              pg_param_info *p) {
     tok t[MAX_TOKENS];
     int nt;
+    char cwhy[512];
+    size_t cskip = 0;
+    int chunk_k = 0;
+    int copt = cx->allow_prefix ? chunk_option(text, len, &cskip, &chunk_k, cwhy, sizeof cwhy) : 0;
+    if (copt < 0)
+        return param_error(cx, pos, text, len, NULL, 0, "%s", cwhy);
+    char ctext[1024];
+    if (copt > 0) { /* the same text without "(...)", so the rest reads as always */
+        size_t at = 0;
+        while (at < len && text[at] != '(')
+            at++;
+        if (len - cskip >= sizeof ctext)
+            return param_error(cx, pos, text, len, NULL, 0, "the parameter is too long");
+        memcpy(ctext, text, at);
+        memcpy(ctext + at, text + at + cskip, len - at - cskip);
+        text = ctext;
+        len -= cskip;
+    }
     if (tokenize(text, len, t, &nt) != 0)
         return param_error(cx, pos, text, len, NULL, 0, "too many words for a parameter");
     int i = 0;
@@ -362,7 +427,10 @@ static pg_status parse_param(const sig_ctx *cx, int pos, const char *text, size_
     if (tl >= sizeof p->type)
         return param_error(cx, pos, text, len, nm, nmn, "the type '%s' is too long", type);
     memcpy(p->type, type, tl + 1);
+    if (chunk_k && !stars)
+        return param_error(cx, pos, text, len, nm, nmn, "chunks=blocks applies to pointers only");
     p->is_array = stars == 1;
+    p->chunk_per_thread = chunk_k;
     p->dtype = dt;
     p->access = !stars          ? PG_ACCESS_IN
                 : prefix        ? prefix

@@ -37,6 +37,12 @@ char *pg__signature_strip(const char *source, int blank_preprocessor);
  * time, no recursion. */
 int pg__signature_scan(const char *source, char *why, size_t nwhy);
 
+/* A copy of source in which the kernel named by `name` (its base name: every declaration and
+ * the definition) is a __device__ function instead of a __global__ one, with any
+ * __launch_bounds__ blanked, offsets unchanged: a wrapper kernel can then call it
+ * (nvrtc/chunk_wrap.c). malloc'ed; NULL when the source has no such kernel or out of memory. */
+char *pg__signature_demote(const char *source, const char *name);
+
 /* C type spelled for a dtype ("float", "int64_t"...). */
 const char *pg__dtype_ctype(pg_dtype t);
 

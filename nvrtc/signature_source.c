@@ -738,3 +738,50 @@ pg_status pg__signature_infer(const char *source, const char *name, pg_param_inf
     pg__free(s);
     return st;
 }
+
+/* ------------------------------------------------------------------ demoting a kernel */
+
+char *pg__signature_demote(const char *source, const char *name) {
+    name_expr e;
+    if (!source || !name || parse_name_expr(name, &e) != PG_OK)
+        return NULL;
+    char *s = pg__signature_strip(source, 1);
+    char *out = s ? pg__strdup(source) : NULL;
+    kernel_site *sites = NULL;
+    int n = 0;
+    if (!out || find_sites(s, &sites, &n) != PG_OK) {
+        pg__free(s);
+        pg__free(out);
+        pg__error_clear();
+        return NULL;
+    }
+    match_table t = {0};
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        const kernel_site *k = &sites[i];
+        if (k->name_len != e.base_len || memcmp(s + k->name_at, e.base, e.base_len) != 0)
+            continue;
+        found = 1;
+        /* Same length: every offset the source had stays where it was. */
+        memcpy(out + k->global_at, "__device__", 10);
+        /* __launch_bounds__ means nothing on a __device__ function, and NVRTC refuses it. */
+        for (size_t at = pg__cpu_find_word(s, k->global_at, k->name_at, "__launch_bounds__");
+             at != (size_t)-1; at = pg__cpu_find_word(s, at + 1, k->name_at, "__launch_bounds__")) {
+            if (!t.close && match_table_build(s, &t) != 0)
+                break;
+            size_t j = skip_space(s, at + 17);
+            size_t end = s[j] == '(' ? match_at(&t, j) : at + 17;
+            for (size_t b = at; b < end && b < k->name_at; b++)
+                if (out[b] != '\n')
+                    out[b] = ' ';
+        }
+    }
+    pg__free(t.close);
+    pg__free(sites);
+    pg__free(s);
+    if (!found) {
+        pg__free(out);
+        return NULL;
+    }
+    return out;
+}

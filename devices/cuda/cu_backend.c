@@ -6,6 +6,7 @@
 #include "devices/backend.h"
 #include "devices/cuda/cu_driver.h"
 #include "devices/cuda/cu_nvml.h"
+#include "nvrtc/chunk_wrap.h"
 #include "nvrtc/nvrtc_compile.h"
 
 #include <pthread.h>
@@ -59,6 +60,17 @@ struct pg__bstream {
     CUstream s;
 };
 
+/* Flags memory (flags_alloc): slabs of cuMemAlloc'd memory per device, in 256-byte units. */
+enum { FLAG_UNIT = 256, SLAB_UNITS = 16384, MAX_SLABS = 32 };
+typedef struct flag_slab {
+    CUdeviceptr base;
+    uint64_t used[SLAB_UNITS / 64];
+} flag_slab;
+struct flag_slabs {
+    flag_slab *slab[MAX_SLABS];
+    int n;
+};
+
 struct pg__backend {
     const pg__cu *cu;
     int n, timing;
@@ -69,6 +81,7 @@ struct pg__backend {
      * working one): host_free must not hand them to the driver. */
     void **plain;
     int nplain, plain_cap;
+    struct flag_slabs flags[PG_MAX_DEVICES]; /* guarded by mu */
 };
 
 typedef struct cu_image {
@@ -481,6 +494,125 @@ static pg_status launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, 
     return PG_OK;
 }
 
+/* The kernel was built from its wrapper source (nvrtc/chunk_wrap.c): its four extra
+ * parameters say where to count blocks (counters NULL: no epilogue). */
+static pg_status launch_chunks(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
+                               pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                               int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t) {
+    if (nparams + PG__CHUNK_EXTRA_PARAMS > PG__MAX_PARAMS)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "a kernel with chunked outputs has at most %d parameters",
+                         PG__MAX_PARAMS - PG__CHUNK_EXTRA_PARAMS);
+    uint64_t p[PG__MAX_PARAMS];
+    memcpy(p, params, (size_t)nparams * sizeof *p);
+    uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
+    uint64_t nchunks = sync && bpc ? (nblocks + bpc - 1) / bpc : 0;
+    p[nparams] = (uint64_t)(uintptr_t)sync;
+    p[nparams + 1] = sync ? (uint64_t)(uintptr_t)(sync + nchunks) : 0;
+    p[nparams + 2] = bpc ? bpc : 1;
+    p[nparams + 3] = nblocks;
+    return launch(b, s, fn, grid, block, shared_mem, p, nparams + PG__CHUNK_EXTRA_PARAMS, t);
+}
+
+/* Flags memory: slabs of cuMemAlloc'd memory per device (a cuMemAlloc or cuMemFree of its
+ * own per launch would synchronize), handed out in units of 256 bytes first-fit. */
+
+static int unit_used(const flag_slab *s, int u) {
+    return (int)(s->used[u / 64] >> (u % 64)) & 1;
+}
+
+static void units_mark(flag_slab *s, int u, int k, int on) {
+    for (int i = u; i < u + k; i++) {
+        if (on)
+            s->used[i / 64] |= UINT64_C(1) << (i % 64);
+        else
+            s->used[i / 64] &= ~(UINT64_C(1) << (i % 64));
+    }
+}
+
+/* First run of k free units in s, or -1. */
+static int units_find(const flag_slab *s, int k) {
+    for (int u = 0, run = 0; u < SLAB_UNITS; u++) {
+        run = unit_used(s, u) ? 0 : run + 1;
+        if (run == k)
+            return u - k + 1;
+    }
+    return -1;
+}
+
+static pg_status flags_alloc(pg__backend *b, int dev, size_t bytes, void **out) {
+    int k = (int)((bytes + FLAG_UNIT - 1) / FLAG_UNIT);
+    if (k > SLAB_UNITS)
+        return pg__error(PG_ERROR_ARGUMENT, "%zu bytes of chunk flags: at most %d", bytes,
+                         SLAB_UNITS * FLAG_UNIT);
+    pg_status st = use(b, dev);
+    if (st)
+        return st;
+    pthread_mutex_lock(&b->mu);
+    struct flag_slabs *fs = &b->flags[dev];
+    for (int i = 0; i <= fs->n && i < MAX_SLABS; i++) {
+        if (i == fs->n) {
+            flag_slab *ns = pg__calloc(1, sizeof *ns);
+            CUresult r = ns ? b->cu->cuMemAlloc(&ns->base, (size_t)SLAB_UNITS * FLAG_UNIT) : 0;
+            if (!ns || r != CUDA_SUCCESS) {
+                pg__free(ns);
+                pthread_mutex_unlock(&b->mu);
+                return ns ? (pg_status)pg__cu_error(b->cu, r, "cuMemAlloc (chunk flags)")
+                          : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+            }
+            fs->slab[fs->n++] = ns;
+        }
+        int u = units_find(fs->slab[i], k);
+        if (u >= 0) {
+            units_mark(fs->slab[i], u, k, 1);
+            pthread_mutex_unlock(&b->mu);
+            *out = (void *)(uintptr_t)(fs->slab[i]->base + (CUdeviceptr)u * FLAG_UNIT);
+            return PG_OK;
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+    return pg__error(PG_ERROR_OUT_OF_MEMORY,
+                     "chunk flags on GPU %d: launches with chunked outputs in flight hold all %d "
+                     "slabs (%d MiB) of flag memory",
+                     dev, MAX_SLABS, MAX_SLABS * SLAB_UNITS * FLAG_UNIT >> 20);
+}
+
+/* The units are free again at once: the core frees only once no work uses them. */
+static void flags_free(pg__backend *b, int dev, void *p, size_t bytes) {
+    int k = (int)((bytes + FLAG_UNIT - 1) / FLAG_UNIT);
+    CUdeviceptr a = (CUdeviceptr)(uintptr_t)p;
+    pthread_mutex_lock(&b->mu);
+    struct flag_slabs *fs = &b->flags[dev];
+    for (int i = 0; i < fs->n; i++) {
+        CUdeviceptr base = fs->slab[i]->base;
+        if (a >= base && a < base + (CUdeviceptr)SLAB_UNITS * FLAG_UNIT) {
+            units_mark(fs->slab[i], (int)((a - base) / FLAG_UNIT), k, 0);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void flags_slabs_free(pg__backend *b, int d) {
+    for (int i = 0; i < b->flags[d].n; i++) {
+        b->cu->cuMemFree(b->flags[d].slab[i]->base);
+        pg__free(b->flags[d].slab[i]);
+    }
+    b->flags[d].n = 0;
+}
+
+/* The copy engine waits on each flag: no SM polls. */
+static pg_status wait_flags(pg__backend *b, pg__bstream *s, const uint32_t *flags, uint32_t count) {
+    pg_status st = use(b, s->dev);
+    if (st)
+        return st;
+    for (uint32_t i = 0; i < count; i++)
+        CU(b->cu->cuStreamWaitValue32(s->s, (CUdeviceptr)(uintptr_t)(flags + i), 1,
+                                      CU_STREAM_WAIT_VALUE_GEQ),
+           "cuStreamWaitValue32");
+    return PG_OK;
+}
+
 /* A task: fn runs now, with the device's context current, and enqueues on s's CUstream. */
 static pg_status call(pg__backend *b, pg__bstream *s, pg_status (*fn)(void *arg), const void *arg,
                       size_t arg_bytes, pg__timing *t) {
@@ -639,6 +771,7 @@ static void close_backend(pg__backend *b) {
             }
             if (b->d[d].epoch)
                 b->cu->cuEventDestroy(b->d[d].epoch);
+            flags_slabs_free(b, d);
             for (pg__bevent *e = b->free_events[d], *n; e; e = n) {
                 n = e->next_free;
                 b->cu->cuEventDestroy(e->e);
@@ -757,6 +890,11 @@ static const pg__backend_ops ops = {
     .kernel_function = kernel_function,
     .kernel_free = kernel_free,
     .launch = launch,
+    .chunk_epilogue = 1,
+    .launch_chunks = launch_chunks,
+    .wait_flags = wait_flags,
+    .flags_alloc = flags_alloc,
+    .flags_free = flags_free,
     .call = call,
     .graph_build = graph_build,
     .graph_launch = graph_launch,

@@ -88,6 +88,7 @@ enum {
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
     CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
     CU_STREAM_NON_BLOCKING = 1,
+    CU_STREAM_WAIT_VALUE_GEQ = 0,
     CU_EVENT_DEFAULT = 0,
     CU_EVENT_DISABLE_TIMING = 2,
     CU_MEMHOSTALLOC_PORTABLE = 1,
@@ -129,6 +130,8 @@ enum {
     X(cuPointerGetAttributes, "cuPointerGetAttributes",                                            \
       (unsigned n, int *attrs, void **data, CUdeviceptr p))                                        \
     X(cuStreamWaitEvent, "cuStreamWaitEvent", (CUstream s, CUevent e, unsigned flags))             \
+    X(cuStreamWaitValue32, "cuStreamWaitValue32_v2",                                               \
+      (CUstream s, CUdeviceptr addr, unsigned value, unsigned flags))                              \
     X(cuEventCreate, "cuEventCreate", (CUevent * e, unsigned flags))                               \
     X(cuEventDestroy, "cuEventDestroy_v2", (CUevent e))                                            \
     X(cuEventRecord, "cuEventRecord", (CUevent e, CUstream s))                                     \
@@ -137,6 +140,8 @@ enum {
     X(cuEventElapsedTime, "cuEventElapsedTime_v2", (float *ms, CUevent a, CUevent b))              \
     X(cuMemAllocAsync, "cuMemAllocAsync", (CUdeviceptr * p, size_t n, CUstream s))                 \
     X(cuMemFreeAsync, "cuMemFreeAsync", (CUdeviceptr p, CUstream s))                               \
+    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * p, size_t n))                                     \
+    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr p))                                                  \
     X(cuMemHostAlloc, "cuMemHostAlloc", (void **p, size_t n, unsigned flags))                      \
     X(cuMemFreeHost, "cuMemFreeHost", (void *p))                                                   \
     X(cuMemcpyAsync, "cuMemcpyAsync", (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s))    \

@@ -267,6 +267,18 @@ static pg_status host_launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 g
                                   t);
 }
 
+static pg_status host_launch_chunks(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
+                                    pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                                    int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t) {
+    return pg__host_stream_launch_chunks(s, (pg__cpu_entry)fn, grid, block, shared_mem, params,
+                                         nparams, sync, bpc, t);
+}
+
+static pg_status host_wait_flags(pg__backend *b, pg__bstream *s, const uint32_t *flags,
+                                 uint32_t count) {
+    return pg__host_stream_wait_flags(s, flags, count);
+}
+
 static pg_status host_call(pg__backend *b, pg__bstream *s, pg_status (*fn)(void *arg),
                            const void *arg, size_t arg_bytes, pg__timing *t) {
     return pg__host_stream_call(s, fn, arg, arg_bytes, t);
@@ -296,6 +308,8 @@ static const pg__backend_ops host_ops = {
     .stream_wait = host_stream_wait,
     .event_free = host_event_free,
     .copy = host_copy,
+    .launch_chunks = host_launch_chunks,
+    .wait_flags = host_wait_flags,
     .kernel_build = host_kernel_build,
     .kernel_function = host_kernel_function,
     .kernel_free = host_kernel_free,

@@ -17,6 +17,7 @@ typedef struct job {
     pg__cpu_entry fn;
     const pg__cpu_launch *l;
     void **params;
+    const pg__host_chunks *ch;
     uint64_t nblocks, chunk, nchunks;
     atomic_uint_fast64_t next; /* next chunk to take */
     int helpers;               /* helper threads working on it (pool mutex) */
@@ -36,6 +37,25 @@ struct pg__host_pool {
     pthread_t *threads;
 };
 
+/* Blocks [begin, end) finished: count them in the chunks they belong to. */
+static void count_blocks(const pg__host_chunks *ch, uint64_t nblocks, uint64_t begin,
+                         uint64_t end) {
+    while (begin < end) {
+        uint64_t c = begin / ch->bpc, first = c * ch->bpc;
+        uint64_t last = first + ch->bpc < nblocks ? first + ch->bpc : nblocks;
+        uint64_t upto = end < last ? end : last;
+        uint32_t add = (uint32_t)(upto - begin);
+        _Atomic uint32_t *cnt = (_Atomic uint32_t *)&ch->sync[c];
+        if (atomic_fetch_add_explicit(cnt, add, memory_order_acq_rel) + add == last - first) {
+            atomic_store_explicit((_Atomic uint32_t *)&ch->sync[ch->nchunks + c], 1,
+                                  memory_order_release);
+            if (ch->ready)
+                ch->ready(ch->ctx);
+        }
+        begin = upto;
+    }
+}
+
 static void run_chunks_body(void *arg) {
     job *j = arg;
     for (;;) {
@@ -45,6 +65,8 @@ static void run_chunks_body(void *arg) {
         uint64_t begin = c * j->chunk;
         uint64_t end = begin + j->chunk < j->nblocks ? begin + j->chunk : j->nblocks;
         j->fn(j->l, begin, end, j->params);
+        if (j->ch)
+            count_blocks(j->ch, j->nblocks, begin, end);
     }
 }
 
@@ -117,10 +139,10 @@ static void *helper_main(void *arg) {
 }
 
 int pg__host_pool_run(pg__host_pool *p, pg__cpu_entry fn, const pg__cpu_launch *l, void **params,
-                      uint64_t nblocks, pg__host_fault *fault) {
+                      uint64_t nblocks, const pg__host_chunks *ch, pg__host_fault *fault) {
     if (nblocks == 0)
         return 0;
-    job j = {.fn = fn, .l = l, .params = params, .nblocks = nblocks};
+    job j = {.fn = fn, .l = l, .params = params, .ch = ch, .nblocks = nblocks};
     if (!p || p->nthreads == 0 || nblocks == 1) {
         j.chunk = nblocks; /* one chunk: every block on the caller */
         j.nchunks = 1;

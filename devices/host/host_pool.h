@@ -19,7 +19,20 @@ void pg__host_pool_free(pg__host_pool *p);
  * visible to the caller. p may be NULL (the caller runs every block). When kernel code faults
  * (host_fault.h) no further chunk starts: returns -1 once the chunks already started are done,
  * with the first fault in *fault. */
+/* Blocks counted per chunk as they finish (a launch with chunked outputs, backend.h
+ * launch_chunks): bpc consecutive blocks a chunk, counters sync[0 .. nchunks), flags
+ * sync[nchunks + c] set (release) when chunk c's blocks are all done, then ready(ctx) called
+ * (from whichever thread finished it). */
+typedef struct pg__host_chunks {
+    uint32_t *sync;
+    uint32_t bpc;
+    uint64_t nchunks;
+    void (*ready)(void *ctx);
+    void *ctx;
+} pg__host_chunks;
+
+/* ch may be NULL (no counting). */
 int pg__host_pool_run(pg__host_pool *p, pg__cpu_entry fn, const pg__cpu_launch *l, void **params,
-                      uint64_t nblocks, pg__host_fault *fault);
+                      uint64_t nblocks, const pg__host_chunks *ch, pg__host_fault *fault);
 
 #endif

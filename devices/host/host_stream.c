@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef enum op_kind { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_WAIT, OP_CALL } op_kind;
+typedef enum op_kind { OP_LAUNCH, OP_COPY, OP_MEMSET, OP_WAIT, OP_CALL, OP_WAIT_FLAGS } op_kind;
 
 typedef struct op {
     struct op *next;
@@ -39,7 +39,13 @@ typedef struct op {
             pg__cpu_launch l;
             uint64_t nblocks;
             int nparams;
+            uint32_t *sync; /* chunked outputs: counters then flags (NULL: none) */
+            uint32_t bpc;
         } launch;
+        struct {
+            const uint32_t *flags;
+            uint32_t count;
+        } flags;
         struct {
             void *dst;
             const void *src;
@@ -191,12 +197,46 @@ static void device_failed(pg__bstream *s, const char *why) {
 }
 
 /* 0, or -1 with msg and *fdev set when the operation failed or was not run. */
+static void chunk_ready(void *sched);
+
+static pg__host_chunks launch_chunks(pg__bstream *s, const op *o) {
+    pg__host_chunks ch = {o->u.launch.sync, o->u.launch.bpc, 0, chunk_ready, s->sched};
+    if (ch.sync)
+        ch.nchunks = (o->u.launch.nblocks + ch.bpc - 1) / ch.bpc;
+    return ch;
+}
+
+/* Every flag of a chunked launch, raised: a launch that failed or did not run. */
+static void flags_release(const pg__host_chunks *ch) {
+    if (!ch->sync)
+        return;
+    for (uint64_t c = 0; c < ch->nchunks; c++)
+        atomic_store_explicit((_Atomic uint32_t *)&ch->sync[ch->nchunks + c], 1,
+                              memory_order_release);
+    chunk_ready(ch->ctx);
+}
+
+static int flags_raised(const op *o) {
+    for (uint32_t i = 0; i < o->u.flags.count; i++)
+        if (!atomic_load_explicit((_Atomic uint32_t *)&o->u.flags.flags[i], memory_order_acquire))
+            return 0;
+    return 1;
+}
+
+/* The head operation waits for something not there yet: the stream is set aside. */
+static int head_waits(const op *o) {
+    return o && ((o->kind == OP_WAIT && !reached(o->u.wait.s, o->u.wait.seq)) ||
+                 (o->kind == OP_WAIT_FLAGS && !flags_raised(o)));
+}
+
 static int run(pg__bstream *s, op *o, int *fdev, char *msg, size_t cap) {
     uint64_t t0 = o->t ? pg__host_now_ns() : 0;
     int st = 0;
     switch (o->kind) {
     case OP_LAUNCH: {
         if (failed(s, s->dev)) {
+            pg__host_chunks ch = launch_chunks(s, o);
+            flags_release(&ch);
             st = not_run(s, s->dev, "not run", fdev, msg, cap);
             break;
         }
@@ -204,8 +244,10 @@ static int run(pg__bstream *s, op *o, int *fdev, char *msg, size_t cap) {
         for (int i = 0; i < o->u.launch.nparams; i++)
             params[i] = &o->slots[i];
         pg__host_fault f;
+        pg__host_chunks ch = launch_chunks(s, o);
         if (pg__host_pool_run(s->devs[s->dev].pool, o->u.launch.fn, &o->u.launch.l, params,
-                              o->u.launch.nblocks, &f)) {
+                              o->u.launch.nblocks, ch.sync ? &ch : NULL, &f)) {
+            flags_release(&ch); /* its waiters go on; what they copy comes from a failed value */
             device_failed(s, f.what);
             snprintf(msg, cap, "%s", f.what);
             *fdev = s->dev;
@@ -229,6 +271,8 @@ static int run(pg__bstream *s, op *o, int *fdev, char *msg, size_t cap) {
         break;
     case OP_WAIT:
         wait_seq(o->u.wait.s, o->u.wait.seq);
+        break;
+    case OP_WAIT_FLAGS: /* set aside until the flags were raised: nothing left to do */
         break;
     case OP_CALL:
         if (failed(s, s->dev)) {
@@ -287,8 +331,7 @@ static void unblock(pg__host_sched *h) {
     pg__bstream **pp = &h->blocked;
     while (*pp) {
         pg__bstream *s = *pp;
-        op *o = s->head;
-        if (o && o->kind == OP_WAIT && !reached(o->u.wait.s, o->u.wait.seq)) {
+        if (head_waits(s->head)) {
             pp = &s->next_ready;
             continue;
         }
@@ -310,6 +353,19 @@ static pg__bstream *pop_ready(pg__host_sched *h) {
         s->next_ready = NULL;
     }
     return s;
+}
+
+/* A chunk's flag was raised (by a pool thread or a worker, without mu): streams set aside on
+ * flags may go on. */
+static void chunk_ready(void *sched) {
+    pg__host_sched *h = sched;
+    pthread_mutex_lock(&h->mu);
+    if (h->blocked) {
+        unblock(h);
+        if (h->ready_head && h->sleeping && !h->spinning)
+            pthread_cond_signal(&h->wake);
+    }
+    pthread_mutex_unlock(&h->mu);
 }
 
 static int worker_start(pg__host_sched *h);
@@ -389,7 +445,7 @@ static void *worker_main(void *arg) {
             continue;
         }
         op *o = s->head;
-        if (o->kind == OP_WAIT && !reached(o->u.wait.s, o->u.wait.seq)) {
+        if (head_waits(o)) {
             s->state = BLOCKED; /* set aside: a worker never waits for another stream */
             s->next_ready = h->blocked;
             h->blocked = s;
@@ -571,6 +627,13 @@ void pg__host_stream_free(pg__bstream *s) {
 pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid, pg_dim3 block,
                                  size_t shared_mem, const uint64_t *params, int nparams,
                                  pg__timing *t) {
+    return pg__host_stream_launch_chunks(s, fn, grid, block, shared_mem, params, nparams, NULL, 0,
+                                         t);
+}
+
+pg_status pg__host_stream_launch_chunks(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
+                                        pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                                        int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t) {
     if (nparams < 0 || nparams > PG__MAX_PARAMS || (nparams && !params) || !fn)
         return pg__error(PG_ERROR_INTERNAL,
                          "CPU launch with %d parameters (at most %d) or no function", nparams,
@@ -586,8 +649,20 @@ pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
     o->u.launch.l.fault = pg__host_fault_raise;
     o->u.launch.nblocks = (uint64_t)grid.x * grid.y * grid.z;
     o->u.launch.nparams = nparams;
+    o->u.launch.sync = sync;
+    o->u.launch.bpc = bpc ? bpc : 1;
     if (nparams)
         memcpy(o->slots, params, (size_t)nparams * sizeof(uint64_t));
+    enqueue(s, o);
+    return PG_OK;
+}
+
+pg_status pg__host_stream_wait_flags(pg__bstream *s, const uint32_t *flags, uint32_t count) {
+    op *o = op_new(s, OP_WAIT_FLAGS, 0, NULL);
+    if (!o)
+        return no_memory();
+    o->u.flags.flags = flags;
+    o->u.flags.count = count;
     enqueue(s, o);
     return PG_OK;
 }

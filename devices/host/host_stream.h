@@ -43,6 +43,14 @@ void pg__host_stream_free(pg__bstream *s);
 pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid, pg_dim3 block,
                                  size_t shared_mem, const uint64_t *params, int nparams,
                                  pg__timing *t);
+/* A launch whose finished blocks are counted per chunk (backend.h launch_chunks); sync NULL:
+ * a plain launch. */
+pg_status pg__host_stream_launch_chunks(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
+                                        pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                                        int nparams, uint32_t *sync, uint32_t bpc,
+                                        pg__timing *t);
+/* s waits (set aside, not blocking a worker) until flags[0 .. count) are all nonzero. */
+pg_status pg__host_stream_wait_flags(pg__bstream *s, const uint32_t *flags, uint32_t count);
 pg_status pg__host_stream_copy(pg__bstream *s, int dst_dev, void *dst, int src_dev, const void *src,
                                size_t bytes, pg__timing *t);
 /* fn(copy of the arg_bytes at arg) run by a worker as an operation of s; a status other than
