@@ -135,7 +135,8 @@ static const char *access_name(pg_access a) {
     return a == PG_ACCESS_IN ? "in" : a == PG_ACCESS_OUT ? "out" : "inout";
 }
 
-/* k:params(): {name, type, is_array, dtype, access} per parameter (access for arrays only). */
+/* k:params(): {name, type, is_array, dtype, access, chunk_per_thread} per parameter (the last
+ * two for arrays only). */
 static int kernel_params(lua_State *L) {
     lpg_kernel *k = check_kernel(L, 1);
     int count = 0;
@@ -160,6 +161,8 @@ static int kernel_params(lua_State *L) {
         if (p[i].is_array) {
             lua_pushstring(L, access_name(p[i].access));
             lua_setfield(L, -2, "access");
+            lua_pushinteger(L, p[i].chunk_per_thread);
+            lua_setfield(L, -2, "chunk_per_thread");
         }
         lua_rawseti(L, -2, i + 1);
     }

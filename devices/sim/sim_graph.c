@@ -13,7 +13,11 @@
  * less profile_us is the kernel's time as a node of a CUDA graph chain (measured on H200s,
  * benchmarks/results/2026-11-26-h200x2-3e50c80-sim-validation-2: seven CG kernels within
  * 0.5 us; a chain of trivial kernels ran at 0.96-1.16 us per node). Work enqueued on s after the
- * launch starts once every node has finished. Nodes may run on several GPUs.
+ * launch starts once every node has finished. Nodes may run on several GPUs; an edge between
+ * nodes on two GPUs (the stream's earlier work and the work after the launch counting as on the
+ * stream's GPU) costs the topology's graph_edge_us: a cross-device signal, which kept a CUDA
+ * graph of CG over 2 H200s ~27 us an iteration slower than its kernels and copies (calibration in
+ * benchmarks/results/2026-11-26-sim-validation-3).
  *
  * Each node runs on an engine queue of the graph's own (one per chain of nodes, each after the
  * previous one of its chain), so launches of one graph run one after another, as launches of a
@@ -53,6 +57,10 @@ typedef struct sim_graph {
     pg__sim_op **ops; /* scratch of a launch: each node's operation */
     int nq;
     pg__sim_queue **q;
+    /* Edges between GPUs (graph_edge_us > 0): per node, and [n] for the work before the launch,
+     * a queue of the signals it gives nodes on other GPUs, and a launch's signal (scratch). */
+    pg__sim_queue **eq;
+    pg__sim_op **eop;
 } sim_graph;
 
 static int loc_of(int dev) {
@@ -65,6 +73,9 @@ static void graph_free(pg__backend *b, sim_graph *g) {
     pthread_mutex_lock(&b->mu);
     for (int i = 0; i < g->nq; i++)
         pg__sim_queue_free(b->eng, g->q[i]);
+    for (int i = 0; g->eq && i <= g->n; i++)
+        if (g->eq[i])
+            pg__sim_queue_free(b->eng, g->eq[i]);
     pthread_mutex_unlock(&b->mu);
     for (int i = 0; i < g->n; i++) {
         pg__free(g->nodes[i].params);
@@ -74,6 +85,8 @@ static void graph_free(pg__backend *b, sim_graph *g) {
     pg__free(g->sink);
     pg__free(g->ops);
     pg__free(g->q);
+    pg__free(g->eq);
+    pg__free(g->eop);
     pg__free(g);
 }
 
@@ -131,7 +144,9 @@ pg_status pg__sim_graph_build(pg__backend *b, const pg__bnode *nodes, int n, voi
         g->sink = pg__calloc((size_t)n, sizeof *g->sink);
         g->ops = pg__calloc((size_t)n, sizeof *g->ops);
         g->q = pg__calloc((size_t)n, sizeof *g->q);
-        if (!g->nodes || !g->sink || !g->ops || !g->q)
+        g->eq = pg__calloc((size_t)n + 1, sizeof *g->eq);
+        g->eop = pg__calloc((size_t)n + 1, sizeof *g->eop);
+        if (!g->nodes || !g->sink || !g->ops || !g->q || !g->eq || !g->eop)
             st = PG_ERROR_OUT_OF_MEMORY;
     }
     for (int i = 0; !st && i < n; i++) {
@@ -214,6 +229,27 @@ static pg_status run_for_real(pg__backend *b, sim_graph *g, int *failed, char *w
     return PG_OK;
 }
 
+/* What a node on GPU `dev` waits for to follow `src` (node `slot`'s operation on GPU
+ * `src_dev`; slot n: the stream's work before the launch): src itself on its own GPU; on another
+ * GPU, a signal that ends graph_edge_us after src — one per source and launch, on a queue of its
+ * own. NULL with *oom set: out of memory. */
+static pg__sim_op *follow(pg__backend *b, sim_graph *g, int slot, pg__sim_op *src, int src_dev,
+                          int dev, double not_before, int *oom) {
+    double edge_ns = b->topo->graph_edge_us * 1e3;
+    if (!src || src_dev == dev || !(edge_ns > 0))
+        return src;
+    if (!g->eop[slot]) {
+        if (!g->eq[slot] && !(g->eq[slot] = pg__sim_queue_new(b->eng))) {
+            *oom = 1;
+            return NULL;
+        }
+        pg__sim_work w = {.delay = edge_ns, .not_before = not_before};
+        if (!(g->eop[slot] = pg__sim_enqueue(b->eng, g->eq[slot], &w, &src, 1)))
+            *oom = 1;
+    }
+    return g->eop[slot];
+}
+
 pg_status pg__sim_graph_launch(pg__backend *b, pg__bstream *s, void *graph) {
     sim_graph *g = graph;
     char why[480] = "";
@@ -231,7 +267,7 @@ pg_status pg__sim_graph_launch(pg__backend *b, pg__bstream *s, void *graph) {
     pg__sim_host_spends(b, b->topo->graph_api_us + g->n * b->topo->graph_node_ns * 1e-3);
     double not_before = pg__sim_now(b->eng) + b->topo->launch_latency_us * 1e3;
     pg__sim_op *before = pg__sim_queue_last(s->q); /* borrowed: s holds it */
-    int nsinks = 0;
+    int nsinks = 0, oom = 0;
     for (int i = 0; i < g->n && !st; i++) {
         gnode *o = &g->nodes[i];
         pg__sim_op *deps[64], **dp = deps;
@@ -241,12 +277,13 @@ pg_status pg__sim_graph_launch(pg__backend *b, pg__bstream *s, void *graph) {
             break;
         }
         if (!o->ndeps)
-            dp[0] = before;
+            dp[0] = follow(b, g, g->n, before, s->dev, o->dev, not_before, &oom);
         for (int j = 0; j < o->ndeps; j++)
-            dp[j] = g->ops[o->deps[j]];
+            dp[j] = follow(b, g, o->deps[j], g->ops[o->deps[j]], g->nodes[o->deps[j]].dev, o->dev,
+                           not_before, &oom);
         pg__sim_work w = o->w; /* empty nodes: all zero, a marker */
         w.not_before = not_before;
-        if (!(g->ops[i] = pg__sim_enqueue(b->eng, g->q[o->queue], &w, dp, nd)))
+        if (oom || !(g->ops[i] = pg__sim_enqueue(b->eng, g->q[o->queue], &w, dp, nd)))
             st = PG_ERROR_OUT_OF_MEMORY;
         if (dp != deps)
             pg__free(dp);
@@ -259,7 +296,11 @@ pg_status pg__sim_graph_launch(pg__backend *b, pg__bstream *s, void *graph) {
         int k = 0;
         for (int i = 0; sinks && i < g->n; i++)
             if (g->sink[i])
-                sinks[k++] = g->ops[i];
+                sinks[k++] = follow(b, g, i, g->ops[i], g->nodes[i].dev, s->dev, not_before, &oom);
+        if (oom) {
+            pg__free(sinks);
+            sinks = NULL;
+        }
         join = sinks ? pg__sim_submit(b, s, NULL, sinks, k) : NULL;
         pg__free(sinks);
         if (!join)
@@ -271,6 +312,10 @@ pg_status pg__sim_graph_launch(pg__backend *b, pg__bstream *s, void *graph) {
     for (int i = 0; i < g->n; i++) {
         pg__sim_op_unref(g->ops[i]);
         g->ops[i] = NULL;
+    }
+    for (int i = 0; g->eop && i <= g->n; i++) {
+        pg__sim_op_unref(g->eop[i]);
+        g->eop[i] = NULL;
     }
     pg__sim_leave(b);
     return st ? pg__error(st, "out of host memory launching a sim graph of %d nodes", g->n) : PG_OK;

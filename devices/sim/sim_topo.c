@@ -5,7 +5,7 @@
  *
  *   name NAME                         the machine's name (log lines, the matrix file's name)
  *   host [memory_gbps=N] [dma_gbps=N] [launch_us=N] [copy_us=N] [launch_latency_us=N]
- *        [profile_us=N] [graph_us=N] [graph_node_ns=N]
+ *        [profile_us=N] [graph_us=N] [graph_node_ns=N] [graph_edge_us=N]
  *                                     host memory bandwidth (host-to-host copies; default 20);
  *                                     what all copies between host memory and GPUs move at most
  *                                     together, both directions (default: no such limit); the
@@ -127,10 +127,13 @@ static int parse_host(parser *p, char **w, int n) {
         } else if (!strcmp(k, "graph_node_ns")) {
             if (non_negative(p, k, v, &p->t->graph_node_ns))
                 return -1;
+        } else if (!strcmp(k, "graph_edge_us")) {
+            if (non_negative(p, k, v, &p->t->graph_edge_us))
+                return -1;
         } else {
             return FAIL(p,
                         "unknown host key '%s' (memory_gbps, dma_gbps, launch_us, copy_us, "
-                        "launch_latency_us, profile_us, graph_us, graph_node_ns)",
+                        "launch_latency_us, profile_us, graph_us, graph_node_ns, graph_edge_us)",
                         k);
         }
     }

@@ -56,6 +56,7 @@ typedef struct pg__sim_topo {
     double launch_latency_us; /* device side: a launch call's return to its kernel's start */
     double profile_us;        /* a recorded profile sample's time beyond the kernel's own */
     double graph_api_us, graph_node_ns; /* host time a graph launch costs: fixed, per node */
+    double graph_edge_us; /* device side: a graph edge between nodes on two GPUs (a signal) */
 } pg__sim_topo;
 
 /* Read and check a topology file, and compute its routes. Errors name the file and line. */

@@ -35,8 +35,10 @@ static const struct {
     {"add", "out float *z, in const float *x, in const float *y, int n", 3, 0, 6},
     {"inc", NULL, 1, 0, 0},
     {"mix", NULL, 2, 0, 0},
+    /* half1 again, its output declared chunked: copies of it may start per chunk while it runs */
+    {"half1", "out(chunks=blocks) float *y, in const float *x, int n", 2, 0, 2},
 };
-#define DIFF_NKERNELS 5
+#define DIFF_NKERNELS 6
 
 static const char *DIFF_POLICIES[] = {"round-robin", "stream-aware", "min-transfer-size",
                                       "minmax-transfer-time", "min-transfer-time"};

@@ -73,7 +73,7 @@ static int handle_size(const program *p, int h) {
 static int launch_races(const program *p, const op *o) {
     int na = DIFF_KERNELS[o->kernel].narrays;
     const char *sig = DIFF_KERNELS[o->kernel].sig;
-    if (sig && !strncmp(sig, "out ", 4))
+    if (sig && !strncmp(sig, "out", 3) && (sig[3] == ' ' || sig[3] == '('))
         for (int j = 1; j < na; j++)
             if (handle_size(p, o->arr[j]) < handle_size(p, o->arr[0]))
                 return 1;

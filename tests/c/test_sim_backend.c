@@ -2,7 +2,8 @@
  * copy durations over routes, contention on shared links and none on separate ones, copy
  * engines one copy at a time, duplex and host DMA limits, routes through the host, kernels
  * sharing a GPU by what they use of it, launch latency, stream waits, events and host waits
- * moving the clock, graphs launched as one operation, real host time counting (or frozen),
+ * moving the clock, graphs launched as one operation (edges between GPUs costing graph_edge_us),
+ * real host time counting (or frozen),
  * device memory capacity; topology and profile files (fits, the recording's offset, the sample
  * writer, errors naming file and line). */
 #include "check.h"
@@ -19,6 +20,7 @@
 
 static const pg__backend_ops *ops;
 static void write_file(const char *path, const char *text);
+static void bad_topo(const char *text, const char *needle);
 static pg__backend *b;
 static int ndev;
 static char tmpdir[256];
@@ -407,10 +409,10 @@ static void test_graphs(void) {
     times(&t0, &a0, &a1);
     times(&t1, &z0, &z1);
     CHECK(near(a1 - a0, k, 1e-9));
-    /* kernel, then the copy (1 us latency + 100 us) beside the second gpu0 kernel, then the
-     * gpu1 kernel: the graph ends 3 k + 1 us after the kernel before it (k > the copy) */
-    double copy_ns = 1000 + CB / 394.0;
-    CHECK(near(z0 - a1, 2 * k + copy_ns, 1e-6));
+    /* kernel, an edge to gpu1 (graph_edge_us 8.6), the copy (4.9 us latency + 100 us) beside
+     * the second gpu0 kernel, the gpu1 kernel, an edge back to the gpu0 node that ends it */
+    double copy_ns = 4900 + CB / 394.0, edge_ns = 8600;
+    CHECK(near(z0 - a1, 2 * k + copy_ns + 2 * edge_ns, 1e-6));
     /* A second launch after the first; the stream's next kernel after both. */
     REQUIRE_OK(ops->graph_launch(b, s, graph));
     REQUIRE_OK(ops->graph_launch(b, s, graph));
@@ -419,7 +421,7 @@ static void test_graphs(void) {
     double y0, y1;
     times(&t1, &y0, &y1);
     /* the first starts launch_latency_us after its call (2.6 + the call's 2.505 us) */
-    CHECK(near(y0 - z1, 5105 + 2 * (2 * k + copy_ns), 1e-6));
+    CHECK(near(y0 - z1, 5105 + 2 * (2 * k + copy_ns + 2 * edge_ns), 1e-6));
     ops->stream_free(b, s);
     ops->graph_free(b, graph);
     /* A node on a device that does not exist is refused. */
@@ -434,6 +436,59 @@ static void test_graphs(void) {
 }
 
 /* host_time=1: the host's real time between calls moves the clock; 0 freezes it. */
+/* graph_edge_us: a node waits that long after a node it follows on another GPU, the stream's
+ * earlier work counting as on the stream's GPU; the work after the launch waits as long for a
+ * last node on another GPU. 0 (the default): edges cost nothing. */
+static double edge_gap_ns(const char *edge_key) {
+    char topo[400], prof[400], spec[900], text[600];
+    snprintf(topo, sizeof topo, "%s/edges.topo", tmpdir);
+    snprintf(prof, sizeof prof, "%s/edges.csv", tmpdir);
+    snprintf(text, sizeof text,
+             "host launch_us=0 copy_us=0 launch_latency_us=0 graph_us=0 graph_node_ns=0 %s\n"
+             "gpu_type g name=G memory=1G cc=8.0 sms=10 memory_gbps=100\n"
+             "gpus 2 g\nlink gpu0 host 10 1\nlink gpu1 host 10 1\n",
+             edge_key);
+    write_file(topo, text);
+    write_file(prof, "model,k,*,bytes,100000,0\n"); /* 100 us */
+    snprintf(spec, sizeof spec, "%s,host_time=0,profile=%s", topo, prof);
+    open_sim(spec);
+    void *img, *f0 = kernel_fn("k", 0, &img), *f1 = NULL;
+    REQUIRE_OK(ops->kernel_function(b, img, 1, &f1));
+    void *x0 = dev_buf(0, 64), *x1 = dev_buf(1, 64);
+    uint64_t p1[2] = {(uint64_t)(uintptr_t)x1, 7};
+    pg__bnode n[1] = {{.kind = PG__BNODE_LAUNCH,
+                       .dev = 1,
+                       .fn = f1,
+                       .grid = {1, 1, 1},
+                       .block = {32, 1, 1},
+                       .params = p1,
+                       .nparams = 2}};
+    void *graph = NULL;
+    REQUIRE_OK(ops->graph_build(b, n, 1, &graph));
+    pg__bstream *s = stream(0);
+    pg__timing t0 = {0}, t1 = {0};
+    launch(s, f0, x0, &t0);
+    REQUIRE_OK(ops->graph_launch(b, s, graph));
+    launch(s, f0, x0, &t1);
+    drain(s);
+    double a0, a1, z0, z1;
+    times(&t0, &a0, &a1);
+    times(&t1, &z0, &z1);
+    ops->stream_free(b, s);
+    ops->graph_free(b, graph);
+    ops->kernel_free(b, img);
+    ops->dev_free(b, 0, x0);
+    ops->dev_free(b, 1, x1);
+    ops->close(b);
+    return z0 - a1;
+}
+
+static void test_graph_edges(void) {
+    CHECK(near(edge_gap_ns(""), 100000, 1e-9));                 /* the gpu1 node alone */
+    CHECK(near(edge_gap_ns("graph_edge_us=10"), 120000, 1e-9)); /* and an edge each way */
+    bad_topo("host graph_edge_us=-1\n", ":1: graph_edge_us=-1 is not");
+}
+
 static void test_host_time(void) {
     for (int frozen = 0; frozen < 2; frozen++) {
         open_sim(frozen ? "h200x4-nv18,host_time=0" : "h200x4-nv18,host_time=1");
@@ -623,6 +678,7 @@ int main(void) {
     test_kernel_sharing();
     test_duplex_and_dma();
     test_graphs();
+    test_graph_edges();
     test_host_time();
     test_memory();
     test_profiles();

@@ -117,6 +117,7 @@ class _ParamInfo(TypedDict):
     is_array: bool
     dtype: _DTypeName
     access: Literal["in", "out", "inout"] | None
+    chunk_per_thread: int
 
 class _DagArg(TypedDict):
     array: int

@@ -341,10 +341,11 @@ static PyObject *get_params(pgpy_kernel *k, void *closure) {
     }
     PyObject *list = PyList_New(0);
     for (int i = 0; list && i < n && i < k->nparams; i++) {
-        PyObject *d =
-            Py_BuildValue("{s:s,s:s,s:O,s:s,s:z}", "name", p[i].name, "type", p[i].type, "is_array",
-                          p[i].is_array ? Py_True : Py_False, "dtype", pg_dtype_name(p[i].dtype),
-                          "access", p[i].is_array ? access_name(p[i].access) : NULL);
+        PyObject *d = Py_BuildValue("{s:s,s:s,s:O,s:s,s:z,s:i}", "name", p[i].name, "type",
+                                    p[i].type, "is_array", p[i].is_array ? Py_True : Py_False,
+                                    "dtype", pg_dtype_name(p[i].dtype), "access",
+                                    p[i].is_array ? access_name(p[i].access) : NULL,
+                                    "chunk_per_thread", p[i].chunk_per_thread);
         if (!d || PyList_Append(list, d) < 0) {
             Py_XDECREF(d);
             Py_CLEAR(list);
