@@ -179,6 +179,8 @@ void pg__power_note(pg__runtime *rt, const pg__comp *c) {
     if (!rt->power || c->device < 0 || c->device >= rt->ndev)
         return;
     pg__power_dev *pd = &rt->power->dev[c->device];
+    if (!pd->nvml && !pd->injected_w)
+        return; /* no figure: nothing to count (and no clock read per computation) */
     if (!pd->nvml && c->timed && c->timing.end_ns > c->timing.start_ns)
         pd->busy_ns += c->timing.end_ns - c->timing.start_ns;
     sample(rt, c->device, pg__now_ns());

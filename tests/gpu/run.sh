@@ -109,6 +109,12 @@ if [ -x .carry/java/jre/bin/java ]; then
   tail -15 "$OUT/java-cuda.log"
 fi
 
+step "power and energy through NVML (tests/gpu/power_check.c)"
+cc -std=c11 -O2 -Wall -Werror -Icore tests/gpu/power_check.c -Lbuild-gpu -lpolygpu \
+  -Wl,-rpath,"$PWD/build-gpu" -o build-gpu/power_check &&
+  build-gpu/power_check 5 | tee "$OUT/power_check.txt"
+rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || fail "power_check (exit $rc; 2: no NVML)"
+
 step "benchmarks"
 build-gpu/tools/polygpu-bandwidth | tee "$OUT/bandwidth.txt" || fail "polygpu-bandwidth"
 build-gpu/benchmarks/launch_overhead cuda:0 20000 | tee "$OUT/launch_overhead.txt"
