@@ -202,6 +202,7 @@ class Runtime:
         elide_copies: bool | int | str | None = None,
         profile: _StrPath | None = None,
         models: Literal["off", "on"] | None = None,
+        chunk_bytes: int | str | None = None,
         power_limit: float | str | None = None,
         power_watts: float | str | None = None,
     ) -> None: ...

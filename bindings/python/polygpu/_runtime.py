@@ -57,6 +57,11 @@ class Runtime(_polygpu.Runtime):
       duration per device class and size bucket, see :meth:`models`), kept under
       ``cache_dir/models`` across processes; ``"off"``. Default ``PG_MODELS``, else on with
       ``policy="min-finish-time"`` (which places by predicted finish time) and off otherwise.
+    * ``chunk_bytes``: for kernels with chunked outputs (a signature such as
+      ``"out(chunks=blocks) float *y"``: thread block b writes the b-th run of threads
+      elements, so copies of y start chunk by chunk while the kernel runs), the bytes each such
+      copy moves, an int or a size such as ``"4M"``; default ``PG_CHUNK_BYTES``, else chosen
+      per link from its bandwidth and latency. For measuring (a sweep).
     * ``power_limit``: watts per node the runtime's devices may draw (default none, 0: none).
       The runtime uses only the devices chosen by Czarnul's greedy rule — again and again the
       one with the best performance per watt whose power still fits in what is left — with

@@ -316,7 +316,7 @@ def literal_values(annotation):
 OPTION_SAMPLES = {"devices": "host:1", "policy": "round-robin", "prefetch": True,
                   "interconnect": "default", "exploration_threshold": 0.25,
                   "device_memory_limit": "64M", "elide_copies": True,
-                  "power_limit": 0, "power_watts": "0:120"}
+                  "power_limit": 0, "power_watts": "0:120", "chunk_bytes": "4M"}
 
 
 def test_runtime_options(stubs, tmp_path):
