@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
-#define PG__MODEL_KEEP 32    /* samples a performance model keeps per bucket (core/models.c) */
+#define PG__MODEL_KEEP 32  /* samples a performance model keeps per bucket (core/models.c) */
 #define PG__MODEL_CLASSES PG_MAX_DEVICES /* device classes: at most one per device */
 
 typedef struct pg__runtime pg__runtime;
@@ -29,6 +29,7 @@ typedef struct pg__graph pg__graph;
 typedef struct pg__plan pg__plan;
 typedef struct pg__profile_sample pg__profile_sample;
 typedef struct pg__model pg__model;
+typedef struct pg__ranks pg__ranks;
 
 /* Location index: 0 = host, d + 1 = device d. */
 #define PG__LOC(dev) ((dev) + 1)
@@ -211,6 +212,12 @@ struct pg__array {
     /* an argument of the plan being captured (cap_gen is that capture's): its index there */
     uint64_t cap_gen;
     int cap_idx;
+    /* ranks (core/ranks.c; all 0 single-process): a root's or piece's owner, the ranks whose
+     * copy is not current (none at creation: zeros everywhere), and how many times its value
+     * was replaced, for message tags. The same on every rank. */
+    int owner;
+    uint64_t rank_stale;
+    uint32_t rank_version;
 };
 
 /* ---- kernels */
@@ -258,8 +265,8 @@ typedef struct pg__device {
     pg__stream *copy_stream; /* prefetch: input copies go here */
     uint64_t inflight;
     uint64_t queued_ns; /* predicted durations of its issued, unfinished computations */
-    int failed;    /* a kernel faulted here: nothing is placed here any more */
-    char *failure; /* why, owned (may be NULL when out of memory) */
+    int failed;         /* a kernel faulted here: nothing is placed here any more */
+    char *failure;      /* why, owned (may be NULL when out of memory) */
     /* memory pressure (core/evict.c); the bytes held are rt->stats.device_bytes[d] */
     uint64_t loads;   /* placements that allocated buffers here while a limit was in force */
     int pingpong;     /* consecutive loads that undid the previous one (see evict.c) */
@@ -291,6 +298,7 @@ typedef struct pg__options_resolved {
     int elide_copies;             /* a limit study: copies between locations are skipped */
     int models;                   /* performance models learn, persist and predict */
     uint64_t device_memory_limit; /* 0: none */
+    enum { PG__RANKS_AUTO, PG__RANKS_MPI, PG__RANKS_OFF } ranks; /* option ranks */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -350,6 +358,10 @@ struct pg__runtime {
     char model_class[PG__MODEL_CLASSES][128]; /* device classes: the devices' names */
     int nmodel_class;
     int dev_model_class[PG_MAX_DEVICES];
+    /* the ranks of a distributed run (core/ranks.c); NULL single-process, so that the launch
+     * path pays one predictable branch for them */
+    pg__ranks *ranks;
+    int rank, nranks; /* 0 and 1 single-process */
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -405,7 +417,7 @@ void pg__profile_note(pg__runtime *rt, const pg__comp *c);
 pg_status pg__profile_write(pg__runtime *rt);
 
 /* ---- performance models (core/models.c): durations per kernel, device class and size bucket */
-uint64_t pg__model_bucket(uint64_t bytes); /* bytes rounded down to a power of two (0: 0) */
+uint64_t pg__model_bucket(uint64_t bytes);         /* bytes rounded down to a power of two (0: 0) */
 uint64_t pg__models_args_bytes(const pg__comp *c); /* the bytes a model is keyed on */
 /* A measured duration of `kernel` on device dev over `bytes` of arguments (warm-up and
  * spike rules apply); c finished, timed: its duration. */
@@ -564,6 +576,9 @@ pg_status pg__exec_issue_on(pg__runtime *rt, pg__comp *c, pg__stream *s, const c
  * binding's interrupt check says so; the time counts as host wait. */
 pg_status pg__wait_event(pg__runtime *rt, pg__bevent *e);
 pg_status pg__wait_cond(pg__runtime *rt); /* one wait on rt->cond: callers loop */
+/* Wait until poll says done (or fails), asking it again and again with the lock dropped: for
+ * what no event or condition signals (a message from another rank). */
+pg_status pg__wait_poll(pg__runtime *rt, pg_status (*poll)(void *ctx, int *done), void *ctx);
 /* Give this thread's waits a deadline timeout_ns from now (the earlier one wins when nested);
  * returns what pg__wait_deadline_pop restores. */
 uint64_t pg__wait_deadline_push(uint64_t timeout_ns);
@@ -629,6 +644,29 @@ pg_status pg__trace_write_file(pg__runtime *rt, const char *path);
 pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream **stream,
                            pg__comp **stream_parent);
 
+/* ---- ranks (core/ranks.c): the same program on every rank; each knows, identically, which
+ * ranks hold each piece's current value, so sender and receiver of each transfer agree with no
+ * message about it. Every hook is a program point of every rank. */
+/* Open the ranks if option ranks asks for them (rt->ranks stays NULL single-process, and for
+ * one rank); *local_rank and *local_size say where this rank is on its node. */
+pg_status pg__ranks_open(pg__runtime *rt, int *local_rank, int *local_size);
+/* Wait for this rank's sends (lock held), then close. */
+void pg__ranks_close(pg__runtime *rt);
+/* Kernel c (bound): decide its rank, move the inputs it lacks there, record what it writes.
+ * *here: run it on this rank (else the caller drops it). Errors: several owners written. */
+pg_status pg__ranks_launch(pg__runtime *rt, pg__comp *c, int *here);
+/* A host access with `access` to piece p (whole: the access covers all of it), before it
+ * begins: a read brings p's current value to every rank lacking it, a write makes p's owner
+ * the only holder. *local: this rank's own copy takes the write (the owner's); the others skip
+ * it. */
+pg_status pg__ranks_host_piece(pg__runtime *rt, pg__array *p, pg_access access, int whole,
+                               int *local);
+/* Is p's value current on this rank? */
+static inline int pg__ranks_here(const pg__runtime *rt, const pg__array *p);
+/* The GPUs of this rank out of ndev on its node (devices "auto" or "cuda"): a "cuda:..." list
+ * in buf, or "" for all of them. */
+void pg__ranks_gpu_spec(int local_rank, int local_size, int ndev, char *buf, size_t cap);
+
 /* ---- logging */
 void pg__log(pg__runtime *rt, int level, const char *fmt, ...) PG__PRINTF(3, 4);
 
@@ -637,5 +675,9 @@ uint64_t pg__now_ns(void);
 /* ---- links.c: the interconnect matrix at start (file, cached measurement, quick measurement,
  * or defaults). Called once the backend and device infos are there. */
 pg_status pg__links_init(pg__runtime *rt);
+
+static inline int pg__ranks_here(const pg__runtime *rt, const pg__array *p) {
+    return !(p->rank_stale >> rt->rank & 1);
+}
 
 #endif

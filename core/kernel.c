@@ -365,6 +365,15 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
         pg__leave(rt);
         return st;
     }
+    if (rt->ranks) { /* several ranks (core/ranks.c): it may run on another one */
+        int here;
+        st = pg__ranks_launch(rt, c, &here);
+        if (st || !here) {
+            pg__comp_unref(rt, c);
+            pg__leave(rt);
+            return st;
+        }
+    }
     st = pg__exec_submit(rt, c);
     if (!st && rt->opt.sync)
         st = pg__exec_wait(rt, c);

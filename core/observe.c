@@ -92,7 +92,10 @@ pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
         tracks[d].nstreams = rt->dev[d].nstreams;
         tracks[d].copy_stream = rt->dev[d].copy_stream != NULL;
     }
-    return pg__records_snapshot(rt->records, rt->next_comp_id, tracks, rt->ndev, out);
+    pg_status st = pg__records_snapshot(rt->records, rt->next_comp_id, tracks, rt->ndev, out);
+    for (size_t i = 0; !st && i < (*out)->nvertices; i++)
+        (*out)->vertices[i].rank = rt->rank; /* a rank records only the work it ran */
+    return st;
 }
 
 /* Lock held: a snapshot with the timings of what has finished by now. */

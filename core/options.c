@@ -112,6 +112,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         str = &o->profile;
     else if (!strcmp(name, "models"))
         str = &o->models;
+    else if (!strcmp(name, "ranks"))
+        str = &o->ranks;
     if (str) {
         const char *copy = pg__intern(value);
         if (!copy)
@@ -150,7 +152,7 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "unknown option '%s': expected devices, policy, stream_policy, "
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace, cache_dir, check, "
-                     "device_memory_limit, elide_copies, profile or models",
+                     "device_memory_limit, elide_copies, profile, models or ranks",
                      name);
 }
 
@@ -351,6 +353,16 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
         r->models = 0;
     else
         return pg__error(PG_ERROR_ARGUMENT, "unknown models '%s': expected off or on", md);
+
+    const char *rk = pick(o->ranks, "PG_RANKS", "auto");
+    if (!strcmp(rk, "auto"))
+        r->ranks = PG__RANKS_AUTO;
+    else if (!strcmp(rk, "mpi"))
+        r->ranks = PG__RANKS_MPI;
+    else if (!strcmp(rk, "off"))
+        r->ranks = PG__RANKS_OFF;
+    else
+        return pg__error(PG_ERROR_ARGUMENT, "unknown ranks '%s': expected auto, mpi or off", rk);
 
     const char *ck = pick(o->check, "PG_CHECK", "off");
     if (!strcmp(ck, "off"))

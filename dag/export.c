@@ -40,7 +40,8 @@ pg_status pg__dag_to_json(const pg_dag *dag, char **out) {
         pg__buf_printf(&b, "%s\n{\"id\":%llu,\"kind\":\"%s\",\"name\":", v ? "," : "",
                        (unsigned long long)r->id, pg_dag_kind_name(r->kind));
         pg__buf_json_string(&b, r->name);
-        pg__buf_printf(&b, ",\"device\":%d,\"stream\":%d,\"args\":[", r->device, r->stream);
+        pg__buf_printf(&b, ",\"device\":%d,\"stream\":%d,\"rank\":%d,\"args\":[", r->device,
+                       r->stream, r->rank);
         for (int i = 0; i < r->nargs; i++)
             pg__buf_printf(&b, "%s{\"array\":%llu,\"access\":\"%s\"}", i ? "," : "",
                            (unsigned long long)r->args[i].array, pg_access_name(r->args[i].access));
