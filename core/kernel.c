@@ -326,6 +326,14 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
     return PG_OK;
 }
 
+/* Whether bound launch c runs on this rank (after pg__ranks_launch moved its inputs); 0 with
+ * *st set: it does not (an error, or another rank runs it). */
+__attribute__((noinline, cold)) static int ranks_here(pg__runtime *rt, pg__comp *c, pg_status *st) {
+    int here = 0;
+    *st = pg__ranks_launch(rt, c, &here);
+    return !*st && here;
+}
+
 pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
                            const pg_arg *args, int nargs) {
     PG__PHASE_SET();
@@ -365,14 +373,12 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
         pg__leave(rt);
         return st;
     }
-    if (rt->ranks) { /* several ranks (core/ranks.c): it may run on another one */
-        int here;
-        st = pg__ranks_launch(rt, c, &here);
-        if (st || !here) {
-            pg__comp_unref(rt, c);
-            pg__leave(rt);
-            return st;
-        }
+    /* Several ranks (core/ranks.c): it may run on another one. Out of line and predicted
+     * untaken, so that the single-process path keeps its code. */
+    if (__builtin_expect(rt->ranks != NULL, 0) && !ranks_here(rt, c, &st)) {
+        pg__comp_unref(rt, c);
+        pg__leave(rt);
+        return st;
     }
     st = pg__exec_submit(rt, c);
     if (!st && rt->opt.sync)
