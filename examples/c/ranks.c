@@ -18,7 +18,8 @@
 static const char *SRC =
     "extern \"C\" __global__ void ramp(float *x, int lo, int n) {\n"
     "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = (float)((lo + i) % 97); }\n"
-    "extern \"C\" __global__ void neighbours(float *y, const float *x, int lo, int n, int total) {\n"
+    "extern \"C\" __global__ void neighbours(float *y, const float *x, int lo, int n, int total) "
+    "{\n"
     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "  if (i < n) y[i] = x[lo + i] + 2.0f * x[(lo + i + 1) % total]; }\n";
 

@@ -360,8 +360,8 @@ static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
         set_u64(d, "bytes_evicted", s.bytes_evicted) < 0 ||
         set_u64(d, "writebacks", s.writebacks) < 0 ||
         set_u64(d, "copies_elided", s.copies_elided) < 0 ||
-        set_u64(d, "bytes_elided", s.bytes_elided) < 0 || set_u64(d, "rank", (uint64_t)s.rank) < 0 ||
-        set_u64(d, "nranks", (uint64_t)s.nranks) < 0 ||
+        set_u64(d, "bytes_elided", s.bytes_elided) < 0 ||
+        set_u64(d, "rank", (uint64_t)s.rank) < 0 || set_u64(d, "nranks", (uint64_t)s.nranks) < 0 ||
         set_u64(d, "rank_messages_sent", s.rank_messages_sent) < 0 ||
         set_u64(d, "rank_messages_received", s.rank_messages_received) < 0 ||
         set_u64(d, "rank_bytes_sent", s.rank_bytes_sent) < 0 ||
