@@ -103,7 +103,7 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
         free(s);
         return NULL;
     }
-    jlong v[8 + NLOC * NLOC + 5];
+    jlong v[8 + NLOC * NLOC + 12];
     v[0] = s->ndevices;
     v[1] = (jlong)s->computations;
     v[2] = (jlong)s->kernels;
@@ -120,11 +120,37 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
     v[8 + NLOC * NLOC + 2] = (jlong)s->writebacks;
     v[8 + NLOC * NLOC + 3] = (jlong)s->copies_elided;
     v[8 + NLOC * NLOC + 4] = (jlong)s->bytes_elided;
+    v[8 + NLOC * NLOC + 5] = s->rank;
+    v[8 + NLOC * NLOC + 6] = s->nranks;
+    v[8 + NLOC * NLOC + 7] = (jlong)s->rank_messages_sent;
+    v[8 + NLOC * NLOC + 8] = (jlong)s->rank_messages_received;
+    v[8 + NLOC * NLOC + 9] = (jlong)s->rank_bytes_sent;
+    v[8 + NLOC * NLOC + 10] = (jlong)s->rank_bytes_received;
+    v[8 + NLOC * NLOC + 11] = (jlong)s->rank_cache_hits;
     free(s);
-    jlongArray out = (*env)->NewLongArray(env, 8 + NLOC * NLOC + 5);
+    jlongArray out = (*env)->NewLongArray(env, 8 + NLOC * NLOC + 12);
     if (out)
-        (*env)->SetLongArrayRegion(env, out, 0, 8 + NLOC * NLOC + 5, v);
+        (*env)->SetLongArrayRegion(env, out, 0, 8 + NLOC * NLOC + 12, v);
     return out;
+}
+
+/* {rank, nranks}. */
+JNIEXPORT jintArray JNICALL Java_polygpu_Native_runtimeRanks(JNIEnv *env, jclass cls, jlong rt) {
+    int v[2] = {0, 1};
+    pg_status st = pg_runtime_ranks(PGJ_PTR(pg_runtime, rt), &v[0], &v[1]);
+    if (st) {
+        pgj_throw_status(env, st);
+        return NULL;
+    }
+    jintArray out = (*env)->NewIntArray(env, 2);
+    if (out)
+        (*env)->SetIntArrayRegion(env, out, 0, 2, (const jint *)v);
+    return out;
+}
+
+JNIEXPORT jint JNICALL Java_polygpu_Native_rankBlockOwner(JNIEnv *env, jclass cls, jint i, jint n,
+                                                          jint nranks) {
+    return pg_rank_block_owner(i, n, nranks);
 }
 
 /* Per device, in a long[]: id, kind, memory, major, minor, multiprocessors, max threads per

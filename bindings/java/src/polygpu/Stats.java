@@ -10,6 +10,9 @@ public final class Stats {
             pending;
     private final long[][] linkBytes;
     private final long evictions, bytesEvicted, writebacks, copiesElided, bytesElided;
+    private final int rank, nranks;
+    private final long rankMessagesSent, rankMessagesReceived, rankBytesSent, rankBytesReceived,
+            rankCacheHits;
 
     Stats(long[] raw, int maxLocations) {
         ndevices = (int) raw[0];
@@ -31,6 +34,77 @@ public final class Stats {
         writebacks = raw[tail + 2];
         copiesElided = raw[tail + 3];
         bytesElided = raw[tail + 4];
+        rank = (int) raw[tail + 5];
+        nranks = (int) raw[tail + 6];
+        rankMessagesSent = raw[tail + 7];
+        rankMessagesReceived = raw[tail + 8];
+        rankBytesSent = raw[tail + 9];
+        rankBytesReceived = raw[tail + 10];
+        rankCacheHits = raw[tail + 11];
+    }
+
+    /**
+     * This process's rank ({@link Runtime#rank()}); 0 single-process.
+     *
+     * @return the rank
+     */
+    public int rank() {
+        return rank;
+    }
+
+    /**
+     * The number of ranks ({@link Runtime#nranks()}); 1 single-process.
+     *
+     * @return the number of ranks
+     */
+    public int nranks() {
+        return nranks;
+    }
+
+    /**
+     * Messages this rank sent to other ranks (values they needed).
+     *
+     * @return the number of messages sent
+     */
+    public long rankMessagesSent() {
+        return rankMessagesSent;
+    }
+
+    /**
+     * Messages this rank received from other ranks.
+     *
+     * @return the number of messages received
+     */
+    public long rankMessagesReceived() {
+        return rankMessagesReceived;
+    }
+
+    /**
+     * Bytes of the values this rank sent.
+     *
+     * @return the bytes sent
+     */
+    public long rankBytesSent() {
+        return rankBytesSent;
+    }
+
+    /**
+     * Bytes of the values this rank received.
+     *
+     * @return the bytes received
+     */
+    public long rankBytesReceived() {
+        return rankBytesReceived;
+    }
+
+    /**
+     * Reads of another rank's array that found a copy received earlier still current (no
+     * message).
+     *
+     * @return the number of such reads
+     */
+    public long rankCacheHits() {
+        return rankCacheHits;
     }
 
     /**
