@@ -60,6 +60,7 @@ struct pg_dag {
     uint64_t (*edges)[2]; /* [from, to] */
     int ndev;             /* the devices' tracks, for the trace */
     pg__dag_track dev[PG_MAX_DEVICES];
+    int rank, nranks; /* whose record it is: several ranks' traces get processes of their own */
 };
 
 /* Copy the records with ids up to last_id, and the devices' tracks, into a new snapshot. */

@@ -2,7 +2,8 @@
  * who sends what (the ranks' counters), the received-copy cache, host reads of another rank's
  * array on every rank, host writes (the owner's data is the value), views owned by different
  * ranks, the DAG's rank, and the error cases (several owners written, a rank out of range,
- * recordings), after each of which the runtime goes on. Every rank checks its own counters. */
+ * recordings), after each of which the runtime goes on, and the trace: one file per rank whose
+ * processes are the rank's own. Every rank checks its own counters. */
 #include "check.h"
 #include "kernels_common.h"
 
@@ -55,6 +56,9 @@ int main(void) {
     pg_options_init(&o);
     o.devices = "host:2";
     REQUIRE_OK(pg_options_set(&o, "ranks", "mpi"));
+    char trace[64]; /* written at the end as mpi_ranks_trace_N.rankR.json */
+    snprintf(trace, sizeof trace, "mpi_ranks_trace_%s.json", want ? want : "x");
+    o.trace = trace;
     pg_runtime *rt;
     REQUIRE_OK(pg_runtime_new(&o, &rt));
     REQUIRE_OK(pg_runtime_ranks(rt, &rank, &nranks));
@@ -203,6 +207,24 @@ int main(void) {
     CHECK_OK(pg_kernel_free(kinc));
     CHECK_OK(pg_kernel_free(kmix));
     CHECK_OK(pg_runtime_free(rt));
+    /* the trace: this rank's file, its host and devices processes of its own */
+    char tfile[96], *text = NULL;
+    snprintf(tfile, sizeof tfile, "mpi_ranks_trace_%s.rank%d.json", want ? want : "x", rank);
+    FILE *f = fopen(tfile, "rb");
+    CHECK(f != NULL);
+    if (f) {
+        text = calloc(1, 1 << 20);
+        fread(text, 1, (1 << 20) - 1, f);
+        fclose(f);
+        char host[64], pid[32];
+        snprintf(host, sizeof host, "\"pid\":%d,\"args\":{\"name\":\"rank %d: host\"}",
+                 rank * (PG_MAX_DEVICES + 1), rank);
+        snprintf(pid, sizeof pid, "\"pid\":%d,", rank * (PG_MAX_DEVICES + 1) + 1);
+        CHECK(text && strstr(text, host) && strstr(text, pid));
+        CHECK(text && strstr(text, "device 1"));
+        free(text);
+        remove(tfile);
+    }
     if (pg_check_failures)
         fprintf(stderr, "rank %d of %d: ", rank, nranks);
     CHECK_DONE();
