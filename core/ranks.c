@@ -24,6 +24,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct pg__rsend {
     pg__net_req *req;
@@ -38,6 +39,8 @@ struct pg__ranks {
 };
 
 static const char send_failed = 1; /* the message of a sender that could not read the value */
+
+#define CLOSE_WAIT_NS (UINT64_C(10) * 1000000000u) /* a closing rank waits this long for sends */
 
 static uint64_t all_ranks(const pg__runtime *rt) {
     return rt->nranks >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << rt->nranks) - 1;
@@ -120,11 +123,21 @@ void pg__ranks_close(pg__runtime *rt) {
     if (!r)
         return;
     /* Every rank posts the receives matching these sends at the same points of its program,
-     * so they complete; the process cannot go before they have. */
+     * so they complete, unless a rank stopped early (an error it did not survive): then, after
+     * CLOSE_WAIT_NS, the buffers are left to the process (MPI may still read them). */
     int done = 0;
-    while (sends_poll(r, &done) == PG_OK && !done)
-        ;
-    pg__net_close(r->net);
+    uint64_t t0 = pg__now_ns();
+    while (sends_poll(r, &done) == PG_OK && !done && pg__now_ns() - t0 < CLOSE_WAIT_NS)
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    if (!done) {
+        pg__log(rt, 0, /* always said: the run went wrong elsewhere */
+                "ranks: %d message(s) to other ranks never completed (did a rank stop early?); "
+                "their buffers are left to the process",
+                r->nsends);
+        r->sends = NULL; /* the buffers and requests stay allocated */
+    } else {
+        pg__net_close(r->net);
+    }
     pg__free(r->sends);
     pg__free(r);
     rt->ranks = NULL;
