@@ -663,8 +663,8 @@ pg_status pg__ranks_host_piece(pg__runtime *rt, pg__array *p, pg_access access, 
                                int *local);
 /* Is p's value current on this rank? */
 static inline int pg__ranks_here(const pg__runtime *rt, const pg__array *p);
-/* The GPUs of this rank out of ndev on its node (devices "auto" or "cuda"): a "cuda:..." list
- * in buf, or "" for all of them. */
+/* The GPUs of this rank out of ndev on its node (devices "auto" or "cuda"): their indices for
+ * the CUDA backend ("1,3") in buf, or "" for all of them. */
 void pg__ranks_gpu_spec(int local_rank, int local_size, int ndev, char *buf, size_t cap);
 
 /* ---- logging */
