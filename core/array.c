@@ -215,9 +215,12 @@ pg_status pg_array_describe(pg_array *h, pg_array_desc *out) {
     pg__array **ps;
     int n;
     pg__array_parts(a, &ps, &n);
-    out->valid = ~0u; /* where every piece of it is current */
+    out->valid = ~0u; /* where every piece of it is current; none where this rank's copy is
+                       * not (several ranks: core/ranks.c) */
     for (int i = 0; i < n; i++)
-        out->valid &= ps[i]->fresh ? (1u << (a->rt->ndev + 1)) - 1 : ps[i]->valid;
+        out->valid &= !pg__ranks_here(a->rt, ps[i]) ? 0u
+                      : ps[i]->fresh                ? (1u << (a->rt->ndev + 1)) - 1
+                                                    : ps[i]->valid;
     pg__leave(a->rt);
     return PG_OK;
 }

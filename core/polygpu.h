@@ -273,7 +273,8 @@ typedef struct pg_array_desc {
     int64_t shape[PG_MAX_DIMS];
     uint64_t size; /* elements */
     uint64_t nbytes;
-    uint32_t valid; /* bit L set: location L (0 host, d+1 device d) holds the current value */
+    uint32_t valid; /* bit L set: location L (0 host, d+1 device d) holds the current value
+                       (with several ranks: of this rank; 0 when this rank's copy is stale) */
 } pg_array_desc;
 
 pg_status pg_array_describe(pg_array *a, pg_array_desc *out);

@@ -86,6 +86,13 @@ int main(void) {
     CHECK(s.rank_messages_received == (rank == 0 ? 1u : 0u));
     CHECK(s.rank_bytes_from[last] == (rank == 0 ? B : 0));
 
+    /* Where the value is, as this rank sees it: nowhere on a rank whose copy is stale. */
+    pg_array_desc desc;
+    CHECK_OK(pg_array_describe(y, &desc));
+    CHECK((desc.valid != 0) == (rank == 0 || rank == last));
+    CHECK_OK(pg_array_describe(x, &desc));
+    CHECK((desc.valid != 0) == (rank == 0));
+
     /* y unchanged: rank 0 uses its received copy, no message. */
     CHECK_OK(add(z, x, y, M));
     s = stats(rt);

@@ -130,6 +130,7 @@ class _DagVertex(_DagCopyFields):
     name: str
     device: int
     stream: int
+    rank: int
     args: list[_DagArg]
     submit_ns: int
     start_ns: int

@@ -583,17 +583,20 @@ static PyMethodDef runtime_methods[] = {
      "Other Python threads\nrun meanwhile; Ctrl-C interrupts the wait (KeyboardInterrupt, the "
      "work goes on).\ntimeout: at most this many seconds, then TimeoutError (the work goes on)."},
     {"array", (PyCFunction)(void (*)(void))runtime_array, METH_VARARGS | METH_KEYWORDS,
-     "array(dtype, shape)\n--\n\nA new zero-filled DeviceArray. dtype: 'int8'..'int64', "
-     "'uint8'..'uint64', 'float32',\n'float64', a NumPy dtype, int or float. shape: an int or a "
-     "tuple of 1 to 4 ints."},
+     "array(dtype, shape, *, owner=None)\n--\n\nA new zero-filled DeviceArray. dtype: "
+     "'int8'..'int64', 'uint8'..'uint64', 'float32',\n'float64', a NumPy dtype, int or float. "
+     "shape: an int or a tuple of 1 to 4 ints.\nowner: the rank owning it with several ranks "
+     "(option ranks; default 0)."},
     {"_from_dlpack_cuda", (PyCFunction)runtime_from_dlpack_cuda, METH_O,
      "_from_dlpack_cuda(obj, /)\n--\n\nA new DeviceArray copying obj, a CUDA DLPack producer, "
      "device to device\n(from_dlpack uses it for producers without __cuda_array_interface__)."},
     {"asarray", (PyCFunction)(void (*)(void))runtime_asarray, METH_VARARGS | METH_KEYWORDS,
-     "asarray(obj, dtype=None)\n--\n\nA new DeviceArray holding a copy of obj: any object with "
+     "asarray(obj, dtype=None, *, owner=None)\n--\n\nA new DeviceArray holding a copy of obj: "
+     "any object with "
      "the buffer protocol\n(NumPy array, array.array, memoryview; dtype and shape from it), "
      "another DeviceArray,\nor nested sequences of numbers (int64 if all are integers, else "
-     "float64). dtype=\nconverts."},
+     "float64). dtype=\nconverts. owner: the rank owning it (several ranks), set before the data "
+     "is\nwritten, so the owner's data is the value."},
     {"kernel", (PyCFunction)(void (*)(void))runtime_kernel, METH_VARARGS | METH_KEYWORDS,
      "kernel(source, name, signature=None, options=None)\n--\n\nCompile the __global__ function "
      "`name` of the CUDA source (cached on disk). The\nsignature is inferred from the source "
