@@ -149,7 +149,13 @@ pg_status pg__net_irecv(pg__net *n, void *buf, size_t bytes, int peer, int tag, 
 }
 
 pg_status pg__net_test(pg__net_req *r, int *done) {
-    int flag = 0;
+    int flag = 0, fin = 0;
+    MPI_Finalized(&fin);
+    if (fin) { /* a runtime closed after exit began: MPI is gone, and so is the message */
+        pg__free(r);
+        *done = 1;
+        return pg__error(PG_ERROR_STATE, "MPI was finalised with a message in flight");
+    }
     MPI_Status status;
     int rc = MPI_Test(&r->r, &flag, &status);
     if (rc != MPI_SUCCESS) {
