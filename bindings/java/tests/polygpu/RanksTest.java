@@ -26,6 +26,7 @@ class RanksTest {
             assertEquals(0, vs.get(1).owner());
             a.copyFrom(new float[] {1, 2, 3, 4, 5, 6, 7, 8});
             assertEquals(8.0f, a.getFloat(7));
+            assertTrue(rt.dagSnapshot().vertices().stream().allMatch(v -> v.rank() == 0));
             Stats s = rt.stats();
             assertEquals(0, s.rank());
             assertEquals(1, s.nranks());
