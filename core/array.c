@@ -215,9 +215,12 @@ pg_status pg_array_describe(pg_array *h, pg_array_desc *out) {
     pg__array **ps;
     int n;
     pg__array_parts(a, &ps, &n);
-    out->valid = ~0u; /* where every piece of it is current */
+    out->valid = ~0u; /* where every piece of it is current; none where this rank's copy is
+                       * not (several ranks: core/ranks.c) */
     for (int i = 0; i < n; i++)
-        out->valid &= ps[i]->fresh ? (1u << (a->rt->ndev + 1)) - 1 : ps[i]->valid;
+        out->valid &= !pg__ranks_here(a->rt, ps[i]) ? 0u
+                      : ps[i]->fresh                ? (1u << (a->rt->ndev + 1)) - 1
+                                                    : ps[i]->valid;
     pg__leave(a->rt);
     return PG_OK;
 }
@@ -287,6 +290,19 @@ static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *ds
     uint64_t start = a->off + first, pos = start, end = start + count;
     while (!st && pos < end) {
         pg__array *p;
+        if (rt->ranks) { /* every rank reads the value; only the owner's copy takes a write */
+            p = pg__array_piece_at(r, pos);
+            uint64_t pend = p->off + p->size;
+            int local;
+            st = pg__ranks_host_piece(rt, p, dst ? PG_ACCESS_IN : PG_ACCESS_OUT,
+                                      pos == p->off && end >= pend, &local);
+            if (!st && !local) {
+                pos = pend < end ? pend : end;
+                continue;
+            }
+            if (st)
+                break;
+        }
         st = piece_begin(rt, r, pos, end, dst ? PG_ACCESS_IN : PG_ACCESS_OUT, &p);
         if (st)
             break;
@@ -340,6 +356,10 @@ pg_status pg_array_map(pg_array *h, pg_access access, void **ptr) {
     uint64_t pos = a->off, end = a->off + a->size;
     while (!st && pos < end) {
         pg__array *p;
+        int local; /* a map covers whole pieces; a rank not owning one writes a copy not used */
+        if (rt->ranks &&
+            (st = pg__ranks_host_piece(rt, pg__array_piece_at(a->store, pos), access, 1, &local)))
+            break;
         st = piece_begin(rt, a->store, pos, end, access, &p);
         if (!st) {
             pos = p->off + p->size;
@@ -393,6 +413,8 @@ pg_status pg_array_prefetch(pg_array *h, int location) {
         pg__array_parts(a, &ps, &n);
     for (int i = 0; !st && i < n; i++) {
         pg__array *p = ps[i];
+        if (!pg__ranks_here(rt, p))
+            continue; /* this rank's copy is not the current value: nothing to prefetch */
         /* Nothing to copy yet while the current value is still being made on the host or
          * waits behind a mapping: the copy would read an unfinished value. */
         pg__comp *w = p->hist.writer;

@@ -9,6 +9,11 @@ static pg_status need_gpus(pg__runtime *rt, const char *fn) {
         return pg__error(PG_ERROR_UNSUPPORTED,
                          "%s: device addresses are for GPU devices; this runtime has %s devices",
                          fn, rt->ops->name);
+    if (rt->ranks) /* another library's writes would bypass what every rank tracks */
+        return pg__error(PG_ERROR_UNSUPPORTED,
+                         "%s: device addresses for other libraries are not available with "
+                         "several ranks yet (this run has %d); use pg_array_read/write",
+                         fn, rt->nranks);
     return PG_OK;
 }
 

@@ -129,6 +129,11 @@ pg_status pg_graph_begin(pg_runtime *h) {
                        "pg_graph_begin: the runtime is already recording a graph%s; recordings do "
                        "not nest (end it with pg_graph_end first)",
                        recording_here(rt) ? "" : " on another thread");
+    else if (rt->ranks) /* a replay would skip the hooks that keep the ranks in step */
+        st = pg__error(PG_ERROR_UNSUPPORTED,
+                       "pg_graph_begin: recordings are not available with several ranks yet "
+                       "(this run has %d); launch the calls one by one",
+                       rt->nranks);
     else if (!(g = pg__calloc(1, sizeof *g)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "pg_graph_begin: out of host memory");
     else if (!(g->handle = pg__handle_new(PG__H_GRAPH, g, rt)))

@@ -30,6 +30,7 @@ typedef struct pg__plan pg__plan;
 typedef struct pg__profile_sample pg__profile_sample;
 typedef struct pg__model pg__model;
 typedef struct pg__power pg__power;
+typedef struct pg__ranks pg__ranks;
 
 /* Location index: 0 = host, d + 1 = device d. */
 #define PG__LOC(dev) ((dev) + 1)
@@ -234,6 +235,12 @@ struct pg__array {
     /* an argument of the plan being captured (cap_gen is that capture's): its index there */
     uint64_t cap_gen;
     int cap_idx;
+    /* ranks (core/ranks.c; all 0 single-process): a root's or piece's owner, the ranks whose
+     * copy is not current (none at creation: zeros everywhere), and how many times its value
+     * was replaced, for message tags. The same on every rank. */
+    int owner;
+    uint64_t rank_stale;
+    uint32_t rank_version;
 };
 
 /* ---- kernels */
@@ -320,6 +327,7 @@ typedef struct pg__options_resolved {
     uint64_t device_memory_limit; /* 0: none */
     char power_watts[512];        /* injected watts per device (core/power.c); "": none */
     double power_limit;           /* watts per node the chosen devices may draw; 0: none */
+    enum { PG__RANKS_AUTO, PG__RANKS_MPI, PG__RANKS_OFF } ranks; /* option ranks */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -381,6 +389,10 @@ struct pg__runtime {
     int dev_model_class[PG_MAX_DEVICES];
     /* power and energy per device (core/power.c), owned */
     pg__power *power;
+    /* the ranks of a distributed run (core/ranks.c); NULL single-process, so that the launch
+     * path pays one predictable branch for them */
+    pg__ranks *ranks;
+    int rank, nranks; /* 0 and 1 single-process */
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -609,6 +621,9 @@ pg_status pg__exec_issue_on(pg__runtime *rt, pg__comp *c, pg__stream *s, const c
  * binding's interrupt check says so; the time counts as host wait. */
 pg_status pg__wait_event(pg__runtime *rt, pg__bevent *e);
 pg_status pg__wait_cond(pg__runtime *rt); /* one wait on rt->cond: callers loop */
+/* Wait until poll says done (or fails), asking it again and again with the lock dropped: for
+ * what no event or condition signals (a message from another rank). */
+pg_status pg__wait_poll(pg__runtime *rt, pg_status (*poll)(void *ctx, int *done), void *ctx);
 /* Give this thread's waits a deadline timeout_ns from now (the earlier one wins when nested);
  * returns what pg__wait_deadline_pop restores. */
 uint64_t pg__wait_deadline_push(uint64_t timeout_ns);
@@ -688,6 +703,29 @@ pg_status pg__trace_write_file(pg__runtime *rt, const char *path);
 pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream **stream,
                            pg__comp **stream_parent);
 
+/* ---- ranks (core/ranks.c): the same program on every rank; each knows, identically, which
+ * ranks hold each piece's current value, so sender and receiver of each transfer agree with no
+ * message about it. Every hook is a program point of every rank. */
+/* Open the ranks if option ranks asks for them (rt->ranks stays NULL single-process, and for
+ * one rank); *local_rank and *local_size say where this rank is on its node. */
+pg_status pg__ranks_open(pg__runtime *rt, int *local_rank, int *local_size);
+/* Wait for this rank's sends (lock held), then close. */
+void pg__ranks_close(pg__runtime *rt);
+/* Kernel c (bound): decide its rank, move the inputs it lacks there, record what it writes.
+ * *here: run it on this rank (else the caller drops it). Errors: several owners written. */
+pg_status pg__ranks_launch(pg__runtime *rt, pg__comp *c, int *here);
+/* A host access with `access` to piece p (whole: the access covers all of it), before it
+ * begins: a read brings p's current value to every rank lacking it, a write makes p's owner
+ * the only holder. *local: this rank's own copy takes the write (the owner's); the others skip
+ * it. */
+pg_status pg__ranks_host_piece(pg__runtime *rt, pg__array *p, pg_access access, int whole,
+                               int *local);
+/* Is p's value current on this rank? */
+static inline int pg__ranks_here(const pg__runtime *rt, const pg__array *p);
+/* The GPUs of this rank out of ndev on its node (devices "auto" or "cuda"): their indices for
+ * the CUDA backend ("1,3") in buf, or "" for all of them. */
+void pg__ranks_gpu_spec(int local_rank, int local_size, int ndev, char *buf, size_t cap);
+
 /* ---- logging */
 void pg__log(pg__runtime *rt, int level, const char *fmt, ...) PG__PRINTF(3, 4);
 
@@ -696,5 +734,9 @@ uint64_t pg__now_ns(void);
 /* ---- links.c: the interconnect matrix at start (file, cached measurement, quick measurement,
  * or defaults). Called once the backend and device infos are there. */
 pg_status pg__links_init(pg__runtime *rt);
+
+static inline int pg__ranks_here(const pg__runtime *rt, const pg__array *p) {
+    return !(p->rank_stale >> rt->rank & 1);
+}
 
 #endif

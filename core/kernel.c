@@ -350,6 +350,14 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
     return PG_OK;
 }
 
+/* Whether bound launch c runs on this rank (after pg__ranks_launch moved its inputs); 0 with
+ * *st set: it does not (an error, or another rank runs it). */
+__attribute__((noinline, cold)) static int ranks_here(pg__runtime *rt, pg__comp *c, pg_status *st) {
+    int here = 0;
+    *st = pg__ranks_launch(rt, c, &here);
+    return !*st && here;
+}
+
 static pg_status launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
                         const pg_arg *args, int nargs, int only, int copy_inputs) {
     PG__PHASE_SET();
@@ -394,6 +402,13 @@ static pg_status launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared
     c->copy_inputs = copy_inputs;
     PG__PHASE_SHARED(PG__PH_BIND);
     if (pg__graph_take(rt, c, &st)) { /* recorded, not run */
+        pg__comp_unref(rt, c);
+        pg__leave(rt);
+        return st;
+    }
+    /* Several ranks (core/ranks.c): it may run on another one. Out of line and predicted
+     * untaken, so that the single-process path keeps its code. */
+    if (__builtin_expect(rt->ranks != NULL, 0) && !ranks_here(rt, c, &st)) {
         pg__comp_unref(rt, c);
         pg__leave(rt);
         return st;

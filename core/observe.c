@@ -100,6 +100,12 @@ pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
         st = pg__records_snapshot(rt->records, rt->next_comp_id, tracks, rt->ndev, power, npower,
                                   out);
     pg__free(power);
+    for (size_t i = 0; !st && i < (*out)->nvertices; i++)
+        (*out)->vertices[i].rank = rt->rank; /* a rank records only the work it ran */
+    if (!st) {
+        (*out)->rank = rt->rank;
+        (*out)->nranks = rt->nranks;
+    }
     return st;
 }
 
@@ -251,6 +257,15 @@ static pg_status write_trace(pg_dag *dag, const char *path) {
 }
 
 pg_status pg__trace_write_file(pg__runtime *rt, const char *path) {
+    /* Several ranks write one file each: "t.json" becomes "t.rank1.json" (tools/trace_merge.py
+     * makes them one timeline). */
+    char mine[1100];
+    if (rt->nranks > 1) {
+        const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+        int stem = dot && (!slash || dot > slash) ? (int)(dot - path) : (int)strlen(path);
+        snprintf(mine, sizeof mine, "%.*s.rank%d%s", stem, path, rt->rank, path + stem);
+        path = mine;
+    }
     pg_dag *dag = NULL;
     pthread_mutex_lock(&rt->mu);
     pg_status st = snapshot_locked(rt, &dag);

@@ -116,6 +116,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         str = &o->models;
     else if (!strcmp(name, "power_watts"))
         str = &o->power_watts;
+    else if (!strcmp(name, "ranks"))
+        str = &o->ranks;
     if (str) {
         const char *copy = pg__intern(value);
         if (!copy)
@@ -176,7 +178,7 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace, cache_dir, check, "
                      "device_memory_limit, elide_copies, chunk_bytes, profile, models, "
-                     "power_limit or power_watts",
+                     "power_limit, power_watts or ranks",
                      name);
 }
 
@@ -407,6 +409,16 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
         r->models = 0;
     else
         return pg__error(PG_ERROR_ARGUMENT, "unknown models '%s': expected off or on", md);
+
+    const char *rk = pick(o->ranks, "PG_RANKS", "auto");
+    if (!strcmp(rk, "auto"))
+        r->ranks = PG__RANKS_AUTO;
+    else if (!strcmp(rk, "mpi"))
+        r->ranks = PG__RANKS_MPI;
+    else if (!strcmp(rk, "off"))
+        r->ranks = PG__RANKS_OFF;
+    else
+        return pg__error(PG_ERROR_ARGUMENT, "unknown ranks '%s': expected auto, mpi or off", rk);
 
     const char *ck = pick(o->check, "PG_CHECK", "off");
     if (!strcmp(ck, "off"))

@@ -82,6 +82,9 @@ static pg__array *piece_new(pg__array *r, uint64_t off, uint64_t size) {
 
 /* p gets q's value state: the same valid locations, computations and lost value. */
 static pg_status copy_state(pg__runtime *rt, pg__array *p, const pg__array *q) {
+    p->owner = q->owner; /* ranks (core/ranks.c) */
+    p->rank_stale = q->rank_stale;
+    p->rank_version = q->rank_version;
     p->valid = q->valid;
     p->fresh = q->fresh;
     for (int l = 0; l < PG__NLOC; l++)

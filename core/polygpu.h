@@ -142,6 +142,14 @@ typedef struct pg_options {
      * devices, simulated GPUs, GPUs without NVML); such a device's energy is these watts x its
      * busy time (the time its operations ran). NULL: PG_POWER_WATTS, else none. */
     const char *power_watts;
+    /* More than one process (README, "More than one machine"): "auto" (default) runs on the
+     * ranks of an MPI job when the process was started by mpirun (or srun, mpiexec) with more
+     * than one rank, and single-process otherwise; "mpi" requires the ranks (an error when
+     * polygpu was built without MPI); "off" is single-process even under mpirun. With ranks,
+     * every rank runs the same program: each array has an owner rank (pg_array_owner_set), a
+     * kernel runs on the rank owning what it writes, and values move between ranks as the
+     * program needs them. NULL: PG_RANKS, else "auto". */
+    const char *ranks;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -232,6 +240,9 @@ pg_status pg_runtime_interconnect(pg_runtime *rt, int *nloc, double *gbps, doubl
 pg_status pg_runtime_measure_interconnect(pg_runtime *rt, size_t bytes, int reps, const char *path,
                                           char *saved_as, size_t saved_cap);
 
+#define PG_MAX_RANKS 64       /* ranks a runtime can run on */
+#define PG_MAX_RANKS_STATS 16 /* peers pg_stats counts bytes for */
+
 /* Counters. A "location" is 0 for the host and d + 1 for device d. */
 typedef struct pg_stats {
     int ndevices;
@@ -264,6 +275,14 @@ typedef struct pg_stats {
      * power NVML reported while it ran work, else its default power limit; others the
      * injected figure; 0 where unknown. */
     double power_watts[PG_MAX_DEVICES];
+    /* Ranks (option ranks): this process's rank and how many there are (0 and 1 when
+     * single-process); messages this rank sent and received, with their bytes, per peer rank
+     * (the first PG_MAX_RANKS_STATS ranks), and reads of another rank's array that found a
+     * received copy still current (no message). */
+    int rank, nranks;
+    uint64_t rank_messages_sent, rank_messages_received, rank_bytes_sent, rank_bytes_received;
+    uint64_t rank_bytes_to[PG_MAX_RANKS_STATS], rank_bytes_from[PG_MAX_RANKS_STATS];
+    uint64_t rank_cache_hits;
 } pg_stats;
 
 pg_status pg_runtime_stats(pg_runtime *rt, pg_stats *out);
@@ -307,7 +326,8 @@ typedef struct pg_array_desc {
     int64_t shape[PG_MAX_DIMS];
     uint64_t size; /* elements */
     uint64_t nbytes;
-    uint32_t valid; /* bit L set: location L (0 host, d+1 device d) holds the current value */
+    uint32_t valid; /* bit L set: location L (0 host, d+1 device d) holds the current value
+                       (with several ranks: of this rank; 0 when this rank's copy is stale) */
 } pg_array_desc;
 
 pg_status pg_array_describe(pg_array *a, pg_array_desc *out);
@@ -372,6 +392,25 @@ pg_status pg_array_prefetch(pg_array *a, int location);
  * behind a mapped array uses, is refused. pg_array_device_pointer refuses views and arrays
  * that views cut. */
 pg_status pg_array_slice(pg_array *a, int64_t lo, int64_t hi, pg_array **view);
+
+/* ---------------------------------------------------------------- ranks */
+
+/* This process's rank and the number of ranks (0 and 1 when single-process: option ranks). */
+pg_status pg_runtime_ranks(pg_runtime *rt, int *rank, int *nranks);
+
+/* Make rank `owner` the owner of a (an array, or a view: its rows), on every rank at the same
+ * point of the program, as everything is with ranks. Arrays start owned by rank 0. A kernel runs
+ * on the rank owning the arrays (and rows) it writes; a kernel writing data of several owners
+ * is an error naming them (split the call by views, or give the data one owner). Ownership
+ * moves no data: the next write there is the owner's, and a read elsewhere fetches the current
+ * value from a rank holding it. Single-process, rank 0 is the only valid owner. */
+pg_status pg_array_owner_set(pg_array *a, int owner);
+/* The owner of a's rows: -1 when they have several owners. */
+pg_status pg_array_owner(pg_array *a, int *owner);
+/* Block distribution of the views of one array over the ranks: view i of n gets owner
+ * i * nranks / n. For pg_array_owner_set over the views of a split, so that split(n) spreads
+ * an array over the ranks the same way in every binding. */
+int pg_rank_block_owner(int i, int n, int nranks);
 
 /* ---------------------------------------------------------------- kernels */
 
@@ -801,6 +840,7 @@ typedef struct pg_dag_vertex_info {
      * (a device id or PG_HOST). */
     uint64_t bytes;
     int src, dst;
+    int rank; /* the rank that ran it (0 single-process): each rank records its own work */
 } pg_dag_vertex_info;
 
 typedef enum pg_dag_format { PG_DAG_DOT = 0, PG_DAG_JSON = 1 } pg_dag_format;

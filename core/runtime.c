@@ -7,12 +7,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Several ranks on this node (local_size > 1) share its GPUs: with devices "auto" or "cuda",
+ * this rank opens only its own (core/ranks.c pg__ranks_gpu_spec), found by opening them all
+ * first. */
+static pg_status open_cuda(const char *list, int timing, int local_rank, int local_size,
+                           pg__runtime *rt) {
+    pg_status st = pg__cuda_backend_open(list, timing, &rt->ops, &rt->b, &rt->ndev);
+    if (st || local_size <= 1 || list[0])
+        return st;
+    char mine[128];
+    pg__ranks_gpu_spec(local_rank, local_size, rt->ndev, mine, sizeof mine);
+    if (!mine[0])
+        return PG_OK;
+    rt->ops->close(rt->b);
+    rt->b = NULL;
+    pg__log(rt, 1, "rank %d (local %d of %d): GPUs %s", rt->rank, local_rank, local_size, mine);
+    return pg__cuda_backend_open(mine, timing, &rt->ops, &rt->b, &rt->ndev);
+}
+
 /* Open the backend that `devices` names; "auto" is CUDA if it opens, else one CPU device. */
-static pg_status open_backend(pg__runtime *rt) {
+static pg_status open_backend(pg__runtime *rt, int local_rank, int local_size) {
     const char *spec = rt->opt.devices;
     int timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || rt->opt.models;
     if (!strcmp(spec, "auto")) {
-        pg_status st = pg__cuda_backend_open("", timing, &rt->ops, &rt->b, &rt->ndev);
+        pg_status st = open_cuda("", timing, local_rank, local_size, rt);
         if (st == PG_OK)
             return PG_OK;
         /* Expected on a machine without a GPU: logged, and kept as the cause should CPU devices
@@ -26,7 +44,7 @@ static pg_status open_backend(pg__runtime *rt) {
                   : PG_OK;
     }
     if (!strcmp(spec, "cuda") || !strncmp(spec, "cuda:", 5))
-        return pg__cuda_backend_open(spec[4] ? spec + 5 : "", timing, &rt->ops, &rt->b, &rt->ndev);
+        return open_cuda(spec[4] ? spec + 5 : "", timing, local_rank, local_size, rt);
     if (!strcmp(spec, "host") || !strncmp(spec, "host:", 5))
         return pg__host_backend_open(spec[4] ? spec + 5 : "", timing, rt->opt.check_bounds,
                                      &rt->ops, &rt->b, &rt->ndev);
@@ -49,6 +67,7 @@ static pg_status open_backend(pg__runtime *rt) {
 }
 
 static void destroy(pg__runtime *rt) {
+    pg__ranks_close(rt);
     if (rt->b) {
         pg__streams_free(rt);
         rt->ops->close(rt->b);
@@ -80,7 +99,10 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     pthread_cond_init(&rt->cond, NULL);
     rt->fork_gen = pg__fork_generation();
     pg_status st = pg__options_resolve(opts, &rt->opt);
-    if (!st && (st = open_backend(rt)))
+    int local_rank = 0, local_size = 1;
+    if (!st)
+        st = pg__ranks_open(rt, &local_rank, &local_size);
+    if (!st && (st = open_backend(rt, local_rank, local_size)))
         pg__error_wrap(st, "pg_runtime_new: opening devices '%s'", rt->opt.devices);
     if (!st && rt->ndev > PG_MAX_DEVICES)
         st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
@@ -114,6 +136,8 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         return st;
     }
     rt->stats.ndevices = rt->ndev;
+    rt->stats.rank = rt->rank;
+    rt->stats.nranks = rt->nranks;
     pg__log(rt, 1, "runtime: %d %s device(s), policy %s", rt->ndev, rt->ops->name, rt->policy.name);
     if (rt->opt.elide_copies)
         pg__log(rt, 1,

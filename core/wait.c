@@ -5,6 +5,7 @@
 #include "core/internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <time.h>
 
 #define SLICE_NS UINT64_C(50000000) /* how often the interrupt check is asked */
@@ -137,6 +138,34 @@ pg_status pg__wait_cond(pg__runtime *rt) {
             pthread_mutex_lock(&rt->mu);
         }
     }
+    rt->stats.host_wait_ns += pg__now_ns() - t0;
+    return st;
+}
+
+pg_status pg__wait_poll(pg__runtime *rt, pg_status (*poll)(void *ctx, int *done), void *ctx) {
+    uint64_t t0 = pg__now_ns();
+    pthread_mutex_unlock(&rt->mu);
+    limits l = {0};
+    pg_status st = start(&l);
+    uint64_t checked = t0;
+    for (unsigned spins = 0; !st; spins++) {
+        int done = 0;
+        if ((st = poll(ctx, &done)) || done)
+            break;
+        uint64_t now = pg__now_ns(), slice = UINT64_MAX;
+        if ((deadline_ns || l.interruptible) && now - checked >= SLICE_NS / 5) {
+            checked = now;
+            if ((st = next_slice(&l, &slice)) || (st = after_slice(&l)))
+                break;
+        }
+        /* A message is usually microseconds away: yield first, then sleep briefly, so a long
+         * wait (a sender still computing) does not take a core from the workers. */
+        if (spins < 2000)
+            sched_yield();
+        else
+            nanosleep(&(struct timespec){0, 50000}, NULL);
+    }
+    pthread_mutex_lock(&rt->mu);
     rt->stats.host_wait_ns += pg__now_ns() - t0;
     return st;
 }

@@ -40,7 +40,8 @@ pg_status pg__dag_to_json(const pg_dag *dag, char **out) {
         pg__buf_printf(&b, "%s\n{\"id\":%llu,\"kind\":\"%s\",\"name\":", v ? "," : "",
                        (unsigned long long)r->id, pg_dag_kind_name(r->kind));
         pg__buf_json_string(&b, r->name);
-        pg__buf_printf(&b, ",\"device\":%d,\"stream\":%d,\"args\":[", r->device, r->stream);
+        pg__buf_printf(&b, ",\"device\":%d,\"stream\":%d,\"rank\":%d,\"args\":[", r->device,
+                       r->stream, r->rank);
         for (int i = 0; i < r->nargs; i++)
             pg__buf_printf(&b, "%s{\"array\":%llu,\"access\":\"%s\"}", i ? "," : "",
                            (unsigned long long)r->args[i].array, pg_access_name(r->args[i].access));
@@ -96,15 +97,23 @@ pg_status pg__dag_to_dot(const pg_dag *dag, char **out) {
 
 pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
     pg__buf b = {0};
+    /* With several ranks each rank's host and devices are processes of their own (pids from
+     * rank * (PG_MAX_DEVICES + 1)), so that the ranks' files merge into one timeline. */
+    int base = dag->nranks > 1 ? dag->rank * (PG_MAX_DEVICES + 1) : 0;
+    char who[24] = "";
+    if (dag->nranks > 1)
+        snprintf(who, sizeof who, "rank %d: ", dag->rank);
     pg__buf_printf(&b, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     pg__buf_printf(
-        &b, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"args\":{\"name\":\"host\"}}");
+        &b, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"%shost\"}}",
+        base, who);
     for (int d = 0; d < dag->ndev; d++) {
         const pg__dag_track *t = &dag->dev[d];
-        pg__buf_printf(
-            &b, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":", d + 1);
-        char name[160];
-        snprintf(name, sizeof name, "device %d: %s", d, t->name);
+        pg__buf_printf(&b,
+                       ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":",
+                       base + d + 1);
+        char name[200];
+        snprintf(name, sizeof name, "%sdevice %d: %s", who, d, t->name);
         pg__buf_json_string(&b, name);
         pg__buf_printf(&b, "}}");
         for (int s = 0; s <= PG_DAG_COPY_STREAM; s++) {
@@ -115,7 +124,7 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
             pg__buf_printf(&b,
                            ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
                            "\"args\":{\"name\":\"%s %d\"}}",
-                           d + 1, s, s == PG_DAG_COPY_STREAM ? "copy stream" : "stream", s);
+                           base + d + 1, s, s == PG_DAG_COPY_STREAM ? "copy stream" : "stream", s);
         }
     }
     for (size_t v = 0; v < dag->nvertices; v++) {
@@ -129,7 +138,7 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
             pg__buf_printf(&b,
                            ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"id\":%llu,"
                            "\"timed\":false}}",
-                           r->device + 1, r->stream < 0 ? 0 : r->stream, r->submit_ns / 1e3,
+                           base + r->device + 1, r->stream < 0 ? 0 : r->stream, r->submit_ns / 1e3,
                            (unsigned long long)r->id);
             continue;
         }
@@ -141,8 +150,8 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
         pg__buf_printf(&b,
                        ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"id\":%llu,"
                        "\"submit_us\":%.3f",
-                       r->device + 1, r->stream < 0 ? 0 : r->stream, r->start_ns / 1e3, dur / 1e3,
-                       (unsigned long long)r->id, r->submit_ns / 1e3);
+                       base + r->device + 1, r->stream < 0 ? 0 : r->stream, r->start_ns / 1e3,
+                       dur / 1e3, (unsigned long long)r->id, r->submit_ns / 1e3);
         if (r->kind == PG_DAG_COPY)
             pg__buf_printf(&b, ",\"bytes\":%llu", (unsigned long long)r->bytes);
         pg__buf_printf(&b, "}}");

@@ -70,6 +70,7 @@ struct pg_dag {
     pg__dag_track dev[PG_MAX_DEVICES];
     size_t npower; /* power samples, oldest first (the trace's counters) */
     pg__dag_power *power;
+    int rank, nranks; /* whose record it is: several ranks' traces get processes of their own */
 };
 
 /* Copy the records with ids up to last_id, the devices' tracks and the power samples into a

@@ -15,6 +15,11 @@ done
 # OpenBLAS: the built-in tasks (pg_task_builtin: gemm, axpy, dot) run on CPU devices through it
 # (dlopen of libopenblas.so.0; core/blas.c). GPUs use the CUDA toolkit's cuBLAS.
 have_pkg libopenblas0-pthread || have_pkg libopenblas0 || need_apt+=(libopenblas0-pthread)
+# OpenMPI: the distributed layer (core/ranks.c, transport/) builds when CMake finds MPI, and the
+# 2- and 3-rank tests in `make test` run under its mpirun; without it polygpu is single-process.
+for p in openmpi-bin libopenmpi-dev; do
+  have_pkg "$p" || need_apt+=("$p")
+done
 # StarPU, only for the CPU-device benchmark against it (benchmarks/starpu_compare.c); `make
 # test` does not need it: PG_INSTALL_STARPU=1 scripts/install-deps.sh.
 if [ "${PG_INSTALL_STARPU:-0}" = 1 ]; then

@@ -19,9 +19,26 @@ lpg_array *lpg_check_array(lua_State *L, int idx) {
     return usable(L, luaL_checkudata(L, idx, LPG_ARRAY_MT));
 }
 
-/* rt:array(dtype, n | {d1, d2, ...}) */
+/* The rank in field `owner` of the options table at idx (absent or nil: 0). */
+static int owner_option(lua_State *L, int idx) {
+    if (lua_isnoneornil(L, idx))
+        return 0;
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_getfield(L, idx, "owner");
+    int isint = 0;
+    lua_Integer r = lua_isnil(L, -1) ? 0 : lua_tointegerx(L, -1, &isint);
+    if (!lua_isnil(L, -1) && (!isint || r < INT32_MIN || r > INT32_MAX))
+        return lpg_error(L, PG_ERROR_ARGUMENT, "array option owner: expected a rank, got %s",
+                         luaL_tolstring(L, -1, NULL));
+    lua_pop(L, 1);
+    return (int)r;
+}
+
+/* rt:array(dtype, n | {d1, d2, ...} [, {owner = rank}]) */
 int lpg_array_new(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
+    int owner = owner_option(L, 4);
+    lua_settop(L, 3);
     pg_dtype dtype;
     size_t len;
     const char *name = luaL_checklstring(L, 2, &len);
@@ -74,6 +91,8 @@ int lpg_array_new(lua_State *L) {
     }
     /* On failure the handle is already in a->a, so __gc frees it. */
     st = pg_array_describe(a->a, &a->desc);
+    if (st == PG_OK && owner != 0)
+        st = pg_array_owner_set(a->a, owner);
     if (st != PG_OK)
         return lpg_fail(L, st);
     return 1;
@@ -355,6 +374,45 @@ static const char *split_call(lua_State *L, int idx) {
     return lua_tostring(L, -1);
 }
 
+/* On several ranks the n views of a split (the table at -1) spread over them in blocks. */
+static void spread(lua_State *L, lpg_array *a, lua_Integer n) {
+    int rank = 0, nranks = 1;
+    pg_status st = pg_runtime_ranks(a->owner->rt, &rank, &nranks);
+    for (lua_Integer i = 1; st == PG_OK && nranks > 1 && i <= n; i++) {
+        lua_rawgeti(L, -1, i);
+        lpg_array *v = lua_touserdata(L, -1);
+        st = pg_array_owner_set(v->a, pg_rank_block_owner((int)(i - 1), (int)n, nranks));
+        lua_pop(L, 1);
+    }
+    if (st != PG_OK)
+        lpg_fail(L, st);
+}
+
+/* a:owner(): the rank owning a's rows (-1: several); a:set_owner(rank) moves the ownership on
+ * every rank (MPI's rank numbers, from 0). */
+static int arr_owner(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    int owner = 0;
+    pg_status st = pg_array_owner(a->a, &owner);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    lua_pushinteger(L, owner);
+    return 1;
+}
+
+static int arr_set_owner(lua_State *L) {
+    lpg_array *a = lpg_check_array(L, 1);
+    int isint = 0;
+    lua_Integer r = lua_tointegerx(L, 2, &isint);
+    if (!isint || r < INT32_MIN || r > INT32_MAX)
+        return lpg_error(L, PG_ERROR_ARGUMENT, "set_owner: expected a rank, got %s",
+                         luaL_tolstring(L, 2, NULL));
+    pg_status st = pg_array_owner_set(a->a, (int)r);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 0;
+}
+
 /* a:split(n): n views of nearly equal rows (the first rows % n one row longer, as
  * numpy.array_split); a:split{r1, r2, ...}: views of r1, r2, ... rows, which must add up to the
  * array's rows. Returns the views as a sequence. */
@@ -382,6 +440,7 @@ static int arr_split(lua_State *L) {
             lua_rawseti(L, 3, i);
             lo += len;
         }
+        spread(L, a, n);
         return 1;
     }
     if (lua_type(L, 2) != LUA_TTABLE)
@@ -424,6 +483,7 @@ static int arr_split(lua_State *L) {
         lua_rawseti(L, 3, (lua_Integer)i);
         lo += len;
     }
+    spread(L, a, (lua_Integer)count);
     return 1;
 }
 
@@ -490,6 +550,8 @@ void lpg_array_register(lua_State *L) {
         {"prefetch", arr_prefetch},
         {"slice", arr_slice},
         {"split", arr_split},
+        {"owner", arr_owner},
+        {"set_owner", arr_set_owner},
         {"free", arr_free},
         {NULL, NULL},
     };

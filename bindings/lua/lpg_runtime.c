@@ -163,6 +163,15 @@ static int rt_stats(lua_State *L) {
     lpg_set_u64(L, "writebacks", s.writebacks);
     lpg_set_u64(L, "copies_elided", s.copies_elided); /* elide_copies: values are wrong */
     lpg_set_u64(L, "bytes_elided", s.bytes_elided);
+    lua_pushinteger(L, s.rank);
+    lua_setfield(L, -2, "rank");
+    lua_pushinteger(L, s.nranks);
+    lua_setfield(L, -2, "nranks");
+    lpg_set_u64(L, "rank_messages_sent", s.rank_messages_sent);
+    lpg_set_u64(L, "rank_messages_received", s.rank_messages_received);
+    lpg_set_u64(L, "rank_bytes_sent", s.rank_bytes_sent);
+    lpg_set_u64(L, "rank_bytes_received", s.rank_bytes_received);
+    lpg_set_u64(L, "rank_cache_hits", s.rank_cache_hits);
     int nloc = s.ndevices + 1 <= PG_MAX_DEVICES + 1 ? s.ndevices + 1 : PG_MAX_DEVICES + 1;
     lua_createtable(L, nloc, 0);
     for (int src = 0; src < nloc; src++) {
@@ -345,6 +354,18 @@ static int rt_export_dag(lua_State *L) {
     return 0;
 }
 
+/* rt:ranks(): this process's rank (MPI's number, from 0) and the number of ranks. */
+static int rt_ranks(lua_State *L) {
+    lpg_runtime *r = lpg_check_runtime(L, 1);
+    int rank = 0, nranks = 1;
+    pg_status st = pg_runtime_ranks(r->rt, &rank, &nranks);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    lua_pushinteger(L, rank);
+    lua_pushinteger(L, nranks);
+    return 2;
+}
+
 static int rt_write_trace(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
     pg_status st = pg_trace_write(r->rt, luaL_checkstring(L, 2));
@@ -360,6 +381,7 @@ static const luaL_Reg methods[] = {
     {"record", lpg_runtime_record},
     {"sync", rt_sync},
     {"stats", rt_stats},
+    {"ranks", rt_ranks},
     {"clock", rt_clock},
     {"devices", rt_devices},
     {"models", rt_models},

@@ -22,12 +22,16 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 # The library's folders, as the top-level CMakeLists.txt globs them (tests/readme's pip test
 # installs into a fresh virtual environment and imports, so a missing folder fails there).
 LIBRARY_DIRS = ["base", "core", "dag", "policies", "devices", "devices/host", "devices/cuda",
-                "devices/sim", "nvrtc"]
+                "devices/sim", "nvrtc", "net"]
+# The wheel is single-process: MPI's transport needs the MPI it was built against (several ranks
+# from Python take the CMake build, whose library links the MPI CMake found).
+LEFT_OUT = {os.path.join("net", "mpi_transport.c")}
 
 
 def sources():
     # Absolute paths keep the object files inside setuptools' build directory.
-    library = [f for d in LIBRARY_DIRS for f in sorted(glob.glob(os.path.join(ROOT, d, "*.c")))]
+    library = [f for d in LIBRARY_DIRS for f in sorted(glob.glob(os.path.join(ROOT, d, "*.c")))
+               if os.path.relpath(f, ROOT) not in LEFT_OUT]
     if not os.path.exists(os.path.join(ROOT, "core", "polygpu.h")) or not library:
         raise SystemExit("setup.py: the polygpu C sources were not found under %s; build from "
                          "a checkout (pip install ./bindings/python at its top)"

@@ -47,6 +47,21 @@ JNIEXPORT jlong JNICALL Java_polygpu_Native_arraySlice(JNIEnv *env, jclass cls, 
     return PGJ_HANDLE(v);
 }
 
+JNIEXPORT void JNICALL Java_polygpu_Native_arrayOwnerSet(JNIEnv *env, jclass cls, jlong a,
+                                                         jint owner) {
+    pg_status st = pg_array_owner_set(PGJ_PTR(pg_array, a), owner);
+    if (st)
+        pgj_throw_status(env, st);
+}
+
+JNIEXPORT jint JNICALL Java_polygpu_Native_arrayOwner(JNIEnv *env, jclass cls, jlong a) {
+    int owner = 0;
+    pg_status st = pg_array_owner(PGJ_PTR(pg_array, a), &owner);
+    if (st)
+        pgj_throw_status(env, st);
+    return owner;
+}
+
 JNIEXPORT void JNICALL Java_polygpu_Native_arrayPrefetch(JNIEnv *env, jclass cls, jlong a,
                                                          jint location) {
     pg_status st = pg_array_prefetch(PGJ_PTR(pg_array, a), location);

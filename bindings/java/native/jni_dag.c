@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 /* Numbers per vertex, in the order Dag.java reads them. */
-#define PER_VERTEX 11
+#define PER_VERTEX 12
 
 static jlongArray long_array(JNIEnv *env, const jlong *v, size_t n) {
     jlongArray a = (*env)->NewLongArray(env, (jsize)n);
@@ -37,6 +37,7 @@ static int fill(JNIEnv *env, const pg_dag *g, size_t nv, size_t ne, jlong *nums,
         n[8] = (jlong)v.bytes;
         n[9] = v.src;
         n[10] = v.dst;
+        n[11] = v.rank;
         for (int j = 0; j < v.nargs; j++, a++) {
             args[2 * a] = (jlong)v.args[j].array;
             args[2 * a + 1] = v.args[j].access;
@@ -61,7 +62,7 @@ static int fill(JNIEnv *env, const pg_dag *g, size_t nv, size_t ne, jlong *nums,
 }
 
 /* {long[] PER_VERTEX per vertex (id, kind, device, stream, nargs, submit_ns, start_ns, end_ns,
- * bytes, src, dst), String[] names, long[] (array, access) per argument of every vertex in
+ * bytes, src, dst, rank), String[] names, long[] (array, access) per argument of every vertex in
  * order, long[] (from, to) per edge}. */
 JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_dagSnapshot(JNIEnv *env, jclass cls, jlong rt) {
     pg_dag *g = NULL;

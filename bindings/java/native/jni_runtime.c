@@ -105,8 +105,9 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
         return NULL;
     }
     /* then per device the energy (J, negative: unknown) and the power (W, 0: unknown) as the
-     * raw bits of doubles, PG_MAX_DEVICES of each */
-    enum { N = 8 + NLOC * NLOC + 5 + 2 * PG_MAX_DEVICES };
+     * raw bits of doubles, PG_MAX_DEVICES of each; then the ranks: rank, nranks, messages sent
+     * and received, bytes sent and received, cache hits */
+    enum { R = 8 + NLOC * NLOC + 5 + 2 * PG_MAX_DEVICES, N = R + 7 };
     jlong v[N];
     v[0] = s->ndevices;
     v[1] = (jlong)s->computations;
@@ -128,6 +129,13 @@ JNIEXPORT jlongArray JNICALL Java_polygpu_Native_runtimeStats(JNIEnv *env, jclas
         memcpy(&v[8 + NLOC * NLOC + 5 + d], &s->energy_joules[d], sizeof(double));
         memcpy(&v[8 + NLOC * NLOC + 5 + PG_MAX_DEVICES + d], &s->power_watts[d], sizeof(double));
     }
+    v[R] = s->rank;
+    v[R + 1] = s->nranks;
+    v[R + 2] = (jlong)s->rank_messages_sent;
+    v[R + 3] = (jlong)s->rank_messages_received;
+    v[R + 4] = (jlong)s->rank_bytes_sent;
+    v[R + 5] = (jlong)s->rank_bytes_received;
+    v[R + 6] = (jlong)s->rank_cache_hits;
     free(s);
     jlongArray out = (*env)->NewLongArray(env, N);
     if (out)
@@ -157,6 +165,25 @@ JNIEXPORT jdoubleArray JNICALL Java_polygpu_Native_runtimePowerChoice(JNIEnv *en
     if (out)
         (*env)->SetDoubleArrayRegion(env, out, 0, N, v);
     return out;
+}
+
+/* {rank, nranks}. */
+JNIEXPORT jintArray JNICALL Java_polygpu_Native_runtimeRanks(JNIEnv *env, jclass cls, jlong rt) {
+    int v[2] = {0, 1};
+    pg_status st = pg_runtime_ranks(PGJ_PTR(pg_runtime, rt), &v[0], &v[1]);
+    if (st) {
+        pgj_throw_status(env, st);
+        return NULL;
+    }
+    jintArray out = (*env)->NewIntArray(env, 2);
+    if (out)
+        (*env)->SetIntArrayRegion(env, out, 0, 2, (const jint *)v);
+    return out;
+}
+
+JNIEXPORT jint JNICALL Java_polygpu_Native_rankBlockOwner(JNIEnv *env, jclass cls, jint i, jint n,
+                                                          jint nranks) {
+    return pg_rank_block_owner(i, n, nranks);
 }
 
 /* Per device, in a long[]: id, kind, memory, major, minor, multiprocessors, max threads per

@@ -35,9 +35,10 @@ def _close_at_exit():
             pass  # views still open at exit (module-level NumPy views): the OS frees it all
 
 
-def array(dtype, shape):
-    """``default_runtime().array(dtype, shape)``: a new zero-filled :class:`DeviceArray`."""
-    return default_runtime().array(dtype, shape)
+def array(dtype, shape, *, owner=None):
+    """``default_runtime().array(dtype, shape, owner=owner)``: a new zero-filled
+    :class:`DeviceArray` (``owner``: its rank, with several ranks)."""
+    return default_runtime().array(dtype, shape, owner=owner)
 
 
 def from_dlpack(obj, dtype=None):
@@ -46,10 +47,10 @@ def from_dlpack(obj, dtype=None):
     return default_runtime().from_dlpack(obj, dtype)
 
 
-def asarray(obj, dtype=None):
-    """``default_runtime().asarray(obj, dtype)``: a :class:`DeviceArray` holding a copy of
-    ``obj`` (a buffer such as a NumPy array, or nested sequences)."""
-    return default_runtime().asarray(obj, dtype)
+def asarray(obj, dtype=None, *, owner=None):
+    """``default_runtime().asarray(obj, dtype, owner=owner)``: a :class:`DeviceArray` holding a
+    copy of ``obj`` (a buffer such as a NumPy array, or nested sequences)."""
+    return default_runtime().asarray(obj, dtype, owner=owner)
 
 
 def kernel(source, name, signature=None, options=None):

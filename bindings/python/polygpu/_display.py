@@ -211,7 +211,8 @@ def recording_dag(graph):
     vertices, conflicts = [], []
     for j, c in enumerate(calls):
         vertices.append({"id": j + 1, "kind": "kernel", "name": c["kernel"], "device": -1,
-                         "stream": -1, "args": [{"array": a["array"], "access": a["access"]}
+                         "stream": -1, "rank": 0,
+                         "args": [{"array": a["array"], "access": a["access"]}
                                                 for a in c["args"]],
                          "submit_ns": 0, "start_ns": 0, "end_ns": 0})
         mine = set()

@@ -97,6 +97,13 @@ class _Stats(TypedDict):
     writebacks: int
     copies_elided: int
     bytes_elided: int
+    rank: int
+    nranks: int
+    rank_messages_sent: int
+    rank_messages_received: int
+    rank_bytes_sent: int
+    rank_bytes_received: int
+    rank_cache_hits: int
     device_bytes: list[int]
     device_bytes_peak: list[int]
     link_bytes: dict[tuple[str, str], int]
@@ -134,6 +141,7 @@ class _DagVertex(_DagCopyFields):
     name: str
     device: int
     stream: int
+    rank: int
     args: list[_DagArg]
     submit_ns: int
     start_ns: int
@@ -205,6 +213,7 @@ class Runtime:
         chunk_bytes: int | str | None = None,
         power_limit: float | str | None = None,
         power_watts: float | str | None = None,
+        ranks: Literal["auto", "mpi", "off"] | None = None,
     ) -> None: ...
     def close(self, timeout: float | None = None) -> None: ...
     def sync(self, timeout: float | None = None) -> None: ...
@@ -224,8 +233,12 @@ class Runtime:
         metric: int,
         /,
     ) -> dict[str, Any]: ...
-    def array(self, dtype: _DTypeLike, shape: _ShapeLike) -> DeviceArray: ...
-    def asarray(self, obj: object, dtype: _DTypeLike | None = None) -> DeviceArray: ...
+    def array(
+        self, dtype: _DTypeLike, shape: _ShapeLike, *, owner: int | None = None
+    ) -> DeviceArray: ...
+    def asarray(
+        self, obj: object, dtype: _DTypeLike | None = None, *, owner: int | None = None
+    ) -> DeviceArray: ...
     def kernel(
         self,
         source: str,
@@ -253,6 +266,10 @@ class Runtime:
     def devices(self) -> list[_DeviceInfo]: ...
     @property
     def closed(self) -> bool: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def nranks(self) -> int: ...
 
 @final
 class DeviceArray:
@@ -316,6 +333,10 @@ class DeviceArray:
     def runtime(self) -> _runtime.Runtime: ...
     @property
     def freed(self) -> bool: ...
+    @property
+    def owner(self) -> int: ...
+    @owner.setter
+    def owner(self, value: int, /) -> None: ...
     @property
     def locations(self) -> list[str]: ...
 

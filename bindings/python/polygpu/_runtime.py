@@ -72,6 +72,14 @@ class Runtime(_polygpu.Runtime):
     * ``power_watts``: watts each device draws, for tests and for machines without NVML:
       ``"120"`` (every device) or ``"0:120,1:80"`` (per device). Used where NVML gives no
       figure; such a device's energy in :meth:`stats` is these watts x its busy time.
+    * ``ranks``: ``"auto"`` (default: the ranks of an MPI job when started by ``mpirun`` with
+      more than one, else single-process), ``"mpi"`` (required) or ``"off"``. With ranks every
+      rank runs the same script; each array has an owner rank (``owner=`` at creation,
+      :attr:`DeviceArray.owner`; ``split(n)`` spreads the views over the ranks in blocks), a
+      kernel runs on the rank owning what it writes, values move between ranks as needed, a
+      host read returns the current value on every rank, and a host write counts on the
+      owner (every rank runs it; the others' data is not used). :attr:`rank`,
+      :attr:`nranks`; ``stats()["rank_messages_sent"]`` and the like count the messages.
 
     Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:
@@ -85,17 +93,21 @@ class Runtime(_polygpu.Runtime):
     :meth:`close`; attributes :attr:`devices`, :attr:`closed`.
     """
 
-    def asarray(self, obj, dtype=None):
+    def asarray(self, obj, dtype=None, *, owner=None):
         """A new :class:`DeviceArray` holding a copy of ``obj``: any object with the buffer
         protocol (NumPy array, array.array, memoryview; dtype and shape from it), a CUDA array
         (``__cuda_array_interface__``: CuPy, PyTorch, Numba; copied on the GPU), any other
         DLPack producer (JAX, PyTorch CPU tensors: see :meth:`from_dlpack`), another
         DeviceArray, or nested sequences of numbers (int64 if all are integers, else float64).
-        ``dtype`` converts (host data only)."""
+        ``dtype`` converts (host data only). ``owner``: the rank owning it (option ``ranks``;
+        default 0), set before the data is written, so the owner's data is the value."""
         if (hasattr(obj, "__dlpack_device__") and not hasattr(obj, "__cuda_array_interface__")
                 and not isinstance(obj, _polygpu.DeviceArray) and not _has_buffer(obj)):
+            if owner is not None:
+                raise _polygpu.ArgumentError("asarray: owner= is for host data; set .owner on "
+                                             "the array from_dlpack returns")
             return self.from_dlpack(obj, dtype)
-        return super().asarray(obj, dtype)
+        return super().asarray(obj, dtype, owner=owner)
 
     def from_dlpack(self, obj, dtype=None):
         """A new :class:`DeviceArray` holding a copy of ``obj``, any DLPack producer: on the CPU
@@ -140,7 +152,8 @@ class Runtime(_polygpu.Runtime):
         snapshot taken now.
 
         ``{"vertices": [{"id", "kind" ("kernel", "host_read", "host_write", "copy"), "name",
-        "device" (-1 for the host), "stream", "args": [{"array", "access"}], "submit_ns",
+        "device" (-1 for the host), "stream", "rank" (the rank that ran it: each rank records
+        its own work), "args": [{"array", "access"}], "submit_ns",
         "start_ns", "end_ns"} (copies also "bytes", "src", "dst"), ...], "edges": [[from_id,
         to_id], ...]}``, oldest vertex first: the same data and schema as the JSON export.
         ``args[i]["array"]`` is :attr:`DeviceArray.id`; an edge is an inferred dependency (a

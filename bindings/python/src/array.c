@@ -167,6 +167,36 @@ static PyObject *get_runtime(pgpy_array *a, void *closure) {
     return (PyObject *)a->rt;
 }
 
+/* a.owner: the rank owning a's rows (-1: several); a.owner = r moves the ownership on every
+ * rank (no data moves). */
+static PyObject *get_owner(pgpy_array *a, void *closure) {
+    int owner = 0;
+    pg_status st = pg_array_owner(a->h, &owner);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    return PyLong_FromLong(owner);
+}
+
+static int set_owner(pgpy_array *a, PyObject *value, void *closure) {
+    if (!value) {
+        PyErr_SetString(PyExc_AttributeError, "an array always has an owner: set a rank instead");
+        return -1;
+    }
+    long r = PyIndex_Check(value) && !PyBool_Check(value) ? PyLong_AsLong(value) : -2;
+    if (r == -1 && PyErr_Occurred())
+        return -1;
+    if (r < INT32_MIN || r > INT32_MAX || r == -2) {
+        pgpy_argument_error("owner must be a rank (an int), not %R", value);
+        return -1;
+    }
+    pg_status st = pg_array_owner_set(a->h, (int)r);
+    if (st != PG_OK) {
+        pgpy_raise(st);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *get_freed(pgpy_array *a, void *closure) {
     return PyBool_FromLong(a->freed);
 }
@@ -362,6 +392,16 @@ static PyObject *array_split(pgpy_array *a, PyObject *arg) {
         lo += sizes[i];
     }
     PyMem_Free(sizes);
+    /* On several ranks the views spread over them in blocks (pg_rank_block_owner). */
+    int rank = 0, nranks = 1;
+    pg_status st = list ? pg_runtime_ranks(a->rt->h, &rank, &nranks) : PG_OK;
+    for (Py_ssize_t i = 0; list && !st && nranks > 1 && i < sizes_n; i++)
+        st = pg_array_owner_set(((pgpy_array *)PyList_GET_ITEM(list, i))->h,
+                                pg_rank_block_owner((int)i, (int)sizes_n, nranks));
+    if (st != PG_OK) {
+        Py_CLEAR(list);
+        return pgpy_raise(st);
+    }
     return list;
 }
 
@@ -453,6 +493,11 @@ static PyGetSetDef array_getset[] = {
     {"id", (getter)get_id, NULL, "The array's id in rt.dag() (vertex 'args').", NULL},
     {"runtime", (getter)get_runtime, NULL, "The Runtime that owns the array.", NULL},
     {"freed", (getter)get_freed, NULL, "True once free() was called.", NULL},
+    {"owner", (getter)get_owner, (setter)set_owner,
+     "The rank owning the array's rows (-1 when a view's rows have several owners; 0\n"
+     "single-process). A kernel runs on the rank that owns what it writes. Setting it (on\n"
+     "every rank, as every statement runs on every rank) moves the ownership, not the data.",
+     NULL},
     {"locations", (getter)get_locations, NULL,
      "Where the current value is held now (as scheduled): 'host' and/or device ids as\n"
      "strings ('0', '1', ...). A kernel that writes the array leaves only its device.",

@@ -21,9 +21,9 @@ static PyObject *vertex_dict(const pg_dag_vertex_info *v) {
         return NULL;
     }
     PyObject *d = Py_BuildValue(
-        "{s:K,s:s,s:N,s:i,s:i,s:N,s:K,s:K,s:K}", "id", (unsigned long long)v->id, "kind",
-        pg_dag_kind_name(v->kind), "name", name, "device", v->device, "stream", v->stream, "args",
-        args, "submit_ns", (unsigned long long)v->submit_ns, "start_ns",
+        "{s:K,s:s,s:N,s:i,s:i,s:i,s:N,s:K,s:K,s:K}", "id", (unsigned long long)v->id, "kind",
+        pg_dag_kind_name(v->kind), "name", name, "device", v->device, "stream", v->stream, "rank",
+        v->rank, "args", args, "submit_ns", (unsigned long long)v->submit_ns, "start_ns",
         (unsigned long long)v->start_ns, "end_ns", (unsigned long long)v->end_ns);
     if (d && v->kind == PG_DAG_COPY) {
         PyObject *c = Py_BuildValue("{s:K,s:i,s:i}", "bytes", (unsigned long long)v->bytes, "src",

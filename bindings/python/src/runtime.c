@@ -177,7 +177,17 @@ static PyObject *runtime_sync(PyObject *self, PyObject *args, PyObject *kwargs) 
     Py_RETURN_NONE;
 }
 
-static PyObject *new_array(pgpy_runtime *rt, pg_dtype t, int ndim, const int64_t *shape) {
+/* owner: None (rank 0) or a rank. */
+static PyObject *new_array(pgpy_runtime *rt, pg_dtype t, int ndim, const int64_t *shape,
+                           PyObject *owner) {
+    long r = 0;
+    if (owner != Py_None) {
+        r = PyIndex_Check(owner) && !PyBool_Check(owner) ? PyLong_AsLong(owner) : -2;
+        if (r == -1 && PyErr_Occurred())
+            return NULL;
+        if (r < INT32_MIN || r > INT32_MAX || r == -2)
+            return pgpy_argument_error("owner must be a rank (an int) or None, not %R", owner);
+    }
     pg_runtime *h = rt->h;
     pg_array *a = NULL;
     pg_status st;
@@ -186,14 +196,19 @@ static PyObject *new_array(pgpy_runtime *rt, pg_dtype t, int ndim, const int64_t
     Py_END_ALLOW_THREADS
     if (st != PG_OK)
         return pgpy_raise(st);
+    if (r != 0 && (st = pg_array_owner_set(a, (int)r)) != PG_OK) {
+        PyObject *err = pgpy_raise(st); /* the message, before the free clears it */
+        pg_array_free(a);
+        return err;
+    }
     return pgpy_array_wrap(rt, a);
 }
 
 static PyObject *runtime_array(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"dtype", "shape", NULL};
-    PyObject *dtype, *shape;
+    static char *kw[] = {"dtype", "shape", "owner", NULL};
+    PyObject *dtype, *shape, *owner = Py_None;
     pgpy_runtime *rt = live(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:array", kw, &dtype, &shape))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:array", kw, &dtype, &shape, &owner))
         return NULL;
     if (check_open(rt) < 0)
         return NULL;
@@ -202,14 +217,14 @@ static PyObject *runtime_array(PyObject *self, PyObject *args, PyObject *kwargs)
     int64_t dims[PG_MAX_DIMS];
     if (pgpy_dtype_from_object(dtype, &t) < 0 || pgpy_parse_shape(shape, &ndim, dims) < 0)
         return NULL;
-    return new_array(rt, t, ndim, dims);
+    return new_array(rt, t, ndim, dims, owner);
 }
 
 static PyObject *runtime_asarray(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"obj", "dtype", NULL};
-    PyObject *obj, *dtype = Py_None;
+    static char *kw[] = {"obj", "dtype", "owner", NULL};
+    PyObject *obj, *dtype = Py_None, *owner = Py_None;
     pgpy_runtime *rt = live(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:asarray", kw, &obj, &dtype))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$O:asarray", kw, &obj, &dtype, &owner))
         return NULL;
     if (check_open(rt) < 0)
         return NULL;
@@ -222,7 +237,7 @@ static PyObject *runtime_asarray(PyObject *self, PyObject *args, PyObject *kwarg
     int64_t dims[PG_MAX_DIMS];
     if (pgpy_infer_layout(obj, dtype, &t, &ndim, dims) < 0)
         return NULL;
-    PyObject *a = new_array(rt, t, ndim, dims);
+    PyObject *a = new_array(rt, t, ndim, dims, owner); /* owned first: the owner's data counts */
     if (a && pgpy_array_write_all((pgpy_array *)a, obj) < 0)
         Py_CLEAR(a);
     return a;
@@ -414,7 +429,13 @@ static PyObject *runtime_stats(PyObject *self, PyObject *unused) {
         set_u64(d, "bytes_evicted", s.bytes_evicted) < 0 ||
         set_u64(d, "writebacks", s.writebacks) < 0 ||
         set_u64(d, "copies_elided", s.copies_elided) < 0 ||
-        set_u64(d, "bytes_elided", s.bytes_elided) < 0)
+        set_u64(d, "bytes_elided", s.bytes_elided) < 0 ||
+        set_u64(d, "rank", (uint64_t)s.rank) < 0 || set_u64(d, "nranks", (uint64_t)s.nranks) < 0 ||
+        set_u64(d, "rank_messages_sent", s.rank_messages_sent) < 0 ||
+        set_u64(d, "rank_messages_received", s.rank_messages_received) < 0 ||
+        set_u64(d, "rank_bytes_sent", s.rank_bytes_sent) < 0 ||
+        set_u64(d, "rank_bytes_received", s.rank_bytes_received) < 0 ||
+        set_u64(d, "rank_cache_hits", s.rank_cache_hits) < 0)
         goto fail;
     for (int k = 0; k < 2; k++) { /* per device: bytes of buffers held now, and the most */
         PyObject *list = PyList_New(s.ndevices);
@@ -668,6 +689,18 @@ static PyObject *get_closed(PyObject *self, void *closure) {
     return PyBool_FromLong(live(self)->closed);
 }
 
+/* rt.rank, rt.nranks: this process's rank and how many (0 and 1 single-process). */
+static PyObject *get_ranks(PyObject *self, void *which) {
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    int rank = 0, nranks = 1;
+    pg_status st = pg_runtime_ranks(rt->h, &rank, &nranks);
+    if (st != PG_OK)
+        return pgpy_raise(st);
+    return PyLong_FromLong(which ? nranks : rank);
+}
+
 static PyMethodDef runtime_methods[] = {
     {"close", (PyCFunction)(void (*)(void))runtime_close, METH_VARARGS | METH_KEYWORDS,
      "close(timeout=None)\n--\n\nWait for all work, write the trace if one was asked for, and "
@@ -683,17 +716,20 @@ static PyMethodDef runtime_methods[] = {
      "Other Python threads\nrun meanwhile; Ctrl-C interrupts the wait (KeyboardInterrupt, the "
      "work goes on).\ntimeout: at most this many seconds, then TimeoutError (the work goes on)."},
     {"array", (PyCFunction)(void (*)(void))runtime_array, METH_VARARGS | METH_KEYWORDS,
-     "array(dtype, shape)\n--\n\nA new zero-filled DeviceArray. dtype: 'int8'..'int64', "
-     "'uint8'..'uint64', 'float32',\n'float64', a NumPy dtype, int or float. shape: an int or a "
-     "tuple of 1 to 4 ints."},
+     "array(dtype, shape, *, owner=None)\n--\n\nA new zero-filled DeviceArray. dtype: "
+     "'int8'..'int64', 'uint8'..'uint64', 'float32',\n'float64', a NumPy dtype, int or float. "
+     "shape: an int or a tuple of 1 to 4 ints.\nowner: the rank owning it with several ranks "
+     "(option ranks; default 0)."},
     {"_from_dlpack_cuda", (PyCFunction)runtime_from_dlpack_cuda, METH_O,
      "_from_dlpack_cuda(obj, /)\n--\n\nA new DeviceArray copying obj, a CUDA DLPack producer, "
      "device to device\n(from_dlpack uses it for producers without __cuda_array_interface__)."},
     {"asarray", (PyCFunction)(void (*)(void))runtime_asarray, METH_VARARGS | METH_KEYWORDS,
-     "asarray(obj, dtype=None)\n--\n\nA new DeviceArray holding a copy of obj: any object with "
+     "asarray(obj, dtype=None, *, owner=None)\n--\n\nA new DeviceArray holding a copy of obj: "
+     "any object with "
      "the buffer protocol\n(NumPy array, array.array, memoryview; dtype and shape from it), "
      "another DeviceArray,\nor nested sequences of numbers (int64 if all are integers, else "
-     "float64). dtype=\nconverts."},
+     "float64). dtype=\nconverts. owner: the rank owning it (several ranks), set before the data "
+     "is\nwritten, so the owner's data is the value."},
     {"kernel", (PyCFunction)(void (*)(void))runtime_kernel, METH_VARARGS | METH_KEYWORDS,
      "kernel(source, name, signature=None, options=None)\n--\n\nCompile the __global__ function "
      "`name` of the CUDA source (cached on disk). The\nsignature is inferred from the source "
@@ -758,6 +794,11 @@ static PyGetSetDef runtime_getset[] = {
      "it fits; CPU devices allow 8192 threads per block in any shape and 64 MiB.",
      NULL},
     {"closed", get_closed, NULL, "True once close() ran.", NULL},
+    {"rank", get_ranks, NULL,
+     "This process's rank (0 single-process): under mpirun every rank runs the same script\n"
+     "(option ranks).",
+     NULL},
+    {"nranks", get_ranks, NULL, "The number of ranks (1 single-process).", (void *)1},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject pgpy_runtime_type = {

@@ -148,7 +148,8 @@ def test_dag_of_a_known_program_field_by_field():
         assert k1["stream"] >= 0 and k2["stream"] >= 0
         assert k1["args"] == [{"array": a.id, "access": "out"}]
         assert k2["args"] == [{"array": b.id, "access": "inout"}, {"array": a.id, "access": "in"}]
-        assert set(k1) == {"id", "kind", "name", "device", "stream", "args", "submit_ns",
+        assert k1["rank"] == k2["rank"] == 0  # single-process
+        assert set(k1) == {"id", "kind", "name", "device", "stream", "rank", "args", "submit_ns",
                            "start_ns", "end_ns"}
         assert dag["edges"] == [[k1["id"], k2["id"]]]
         assert b[0] == 2.0  # a host read: the read and b's copy to the host join the DAG

@@ -18,7 +18,7 @@ def run(name, *args):
 
 def test_every_example_is_tested():
     names = {os.path.basename(p) for p in glob.glob(os.path.join(EXAMPLES, "*.py"))}
-    assert names == {"quickstart.py", "numpy_interop.py", "dag_and_trace.py"}
+    assert names == {"quickstart.py", "numpy_interop.py", "dag_and_trace.py", "ranks.py"}
 
 
 def test_notebooks_are_run_and_stored_clean():
@@ -31,6 +31,11 @@ def test_notebooks_are_run_and_stored_clean():
         assert nb["nbformat"] == 4 and nb["metadata"]["kernelspec"]["name"] == "python3"
         code = [c for c in nb["cells"] if c["cell_type"] == "code"]
         assert code and all(c["outputs"] == [] and c["execution_count"] is None for c in code)
+
+
+def test_ranks_single_process():
+    # On several ranks: ctest python_example_ranks_3 (mpirun), with the same checksum.
+    assert "1 rank(s): checksum 2358108.0; rank 0 sent 0" in run("ranks.py")
 
 
 def test_quickstart():

@@ -120,7 +120,9 @@ class Stubs:
         for m, base in self._base_defs(module, cls_node):
             out.update(self.members(m, base))
         for node in cls_node.body:
-            if isinstance(node, ast.FunctionDef):
+            if isinstance(node, ast.FunctionDef) and not any(  # a property's setter: the
+                    isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter")  # property
+                    for d in node.decorator_list):  # stands for both
                 out[node.name] = node
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                 out[node.target.id] = node
@@ -335,7 +337,11 @@ def test_runtime_options(stubs, tmp_path):
             values = [OPTION_SAMPLES[arg.arg]]
         for v in values:
             options = {"devices": "host:1", arg.arg: v}
-            pg.Runtime(**options).close()
+            try:
+                pg.Runtime(**options).close()
+            except pg.UnsupportedError as e:  # ranks="mpi" where polygpu has no MPI (the wheel)
+                if not (arg.arg == "ranks" and v == "mpi" and "built without MPI" in str(e)):
+                    raise
     with pytest.raises(pg.ArgumentError):
         pg.Runtime(devices="host:1", no_such_option="1")
 

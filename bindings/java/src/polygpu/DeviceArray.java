@@ -442,7 +442,48 @@ public final class DeviceArray implements AutoCloseable {
         return views(rows.clone());
     }
 
-    /** Views of {@code counts[0]}, {@code counts[1]}, ... rows from row 0; none left on failure. */
+    /**
+     * The rank owning this array's rows, with several ranks ({@link Runtime#rank()}): a kernel
+     * runs on the rank that owns what it writes.
+     *
+     * @return the owner, from 0; -1 when the rows of this view have several owners; 0
+     *         single-process
+     * @throws IllegalStateException if the array or its runtime was closed
+     */
+    public int owner() {
+        long h = enter();
+        try {
+            return Native.arrayOwner(h);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Make {@code rank} the owner of this array's rows (of a view: its rows only). Every rank
+     * runs it, as every statement; no data moves: the next write there is the owner's, and a
+     * read elsewhere fetches the current value.
+     *
+     * @param rank the new owner, 0 to {@code nranks() - 1}
+     * @return this array
+     * @throws ArgumentException if {@code rank} is not one of the run's ranks
+     * @throws IllegalStateException if the array or its runtime was closed
+     */
+    public DeviceArray setOwner(int rank) {
+        long h = enter();
+        try {
+            Native.arrayOwnerSet(h, rank);
+        } finally {
+            exit();
+        }
+        return this;
+    }
+
+    /**
+     * Views of {@code counts[0]}, {@code counts[1]}, ... rows from row 0; none left on failure.
+     * On several ranks they spread over the ranks in blocks (view {@code i} of {@code n} owned by
+     * rank {@code i * nranks / n}).
+     */
     private List<DeviceArray> views(long[] counts) {
         List<DeviceArray> out = new ArrayList<>(counts.length);
         try {
@@ -451,6 +492,9 @@ public final class DeviceArray implements AutoCloseable {
                 out.add(slice(lo, lo + c));
                 lo += c;
             }
+            int nranks = runtime.nranks();
+            for (int i = 0; nranks > 1 && i < out.size(); i++)
+                out.get(i).setOwner(Native.rankBlockOwner(i, out.size(), nranks));
         } catch (RuntimeException | Error e) {
             for (DeviceArray v : out) {
                 try {

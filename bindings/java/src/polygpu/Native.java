@@ -61,6 +61,10 @@ final class Native {
      * as many watts, as many performances}.
      */
     static native double[] runtimePowerChoice(long rt);
+    /** {rank, nranks} (option ranks). */
+    static native int[] runtimeRanks(long rt);
+
+    static native int rankBlockOwner(int i, int n, int nranks);
 
     static native long runtimeClock(long rt);
 
@@ -119,6 +123,10 @@ final class Native {
     static native void arrayUnmap(long a);
 
     static native void arrayPrefetch(long a, int location);
+
+    static native void arrayOwnerSet(long a, int owner);
+
+    static native int arrayOwner(long a);
 
     static native long kernelNew(long rt, byte[] source, byte[] name, byte[] signature,
             byte[] options);

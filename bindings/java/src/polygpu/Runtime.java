@@ -653,6 +653,37 @@ public final class Runtime implements AutoCloseable {
     }
 
     /**
+     * This process's rank: under {@code mpirun} every rank runs the same program (option {@code
+     * ranks}; README, "More than one machine"). Each array has an owner rank ({@link
+     * DeviceArray#setOwner(int)}), a kernel runs on the rank owning what it writes, and values
+     * move between ranks as the program needs them.
+     *
+     * @return the rank, from 0 (0 single-process)
+     */
+    public int rank() {
+        long h = enter();
+        try {
+            return Native.runtimeRanks(h)[0];
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * The number of ranks.
+     *
+     * @return the number of ranks (1 single-process)
+     */
+    public int nranks() {
+        long h = enter();
+        try {
+            return Native.runtimeRanks(h)[1];
+        } finally {
+            exit();
+        }
+    }
+
+    /**
      * The runtime's counters now.
      *
      * @return a snapshot

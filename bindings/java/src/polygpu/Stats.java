@@ -13,6 +13,9 @@ public final class Stats {
     private final long[][] linkBytes;
     private final long evictions, bytesEvicted, writebacks, copiesElided, bytesElided;
     private final double[] energyJoules, powerWatts;
+    private final int rank, nranks;
+    private final long rankMessagesSent, rankMessagesReceived, rankBytesSent, rankBytesReceived,
+            rankCacheHits;
 
     Stats(long[] raw, int maxLocations) {
         ndevices = (int) raw[0];
@@ -41,6 +44,78 @@ public final class Stats {
             energyJoules[d] = Double.longBitsToDouble(raw[tail + 5 + d]);
             powerWatts[d] = Double.longBitsToDouble(raw[tail + 5 + maxDevices + d]);
         }
+        int r = tail + 5 + 2 * maxDevices;
+        rank = (int) raw[r];
+        nranks = (int) raw[r + 1];
+        rankMessagesSent = raw[r + 2];
+        rankMessagesReceived = raw[r + 3];
+        rankBytesSent = raw[r + 4];
+        rankBytesReceived = raw[r + 5];
+        rankCacheHits = raw[r + 6];
+    }
+
+    /**
+     * This process's rank ({@link Runtime#rank()}); 0 single-process.
+     *
+     * @return the rank
+     */
+    public int rank() {
+        return rank;
+    }
+
+    /**
+     * The number of ranks ({@link Runtime#nranks()}); 1 single-process.
+     *
+     * @return the number of ranks
+     */
+    public int nranks() {
+        return nranks;
+    }
+
+    /**
+     * Messages this rank sent to other ranks (values they needed).
+     *
+     * @return the number of messages sent
+     */
+    public long rankMessagesSent() {
+        return rankMessagesSent;
+    }
+
+    /**
+     * Messages this rank received from other ranks.
+     *
+     * @return the number of messages received
+     */
+    public long rankMessagesReceived() {
+        return rankMessagesReceived;
+    }
+
+    /**
+     * Bytes of the values this rank sent.
+     *
+     * @return the bytes sent
+     */
+    public long rankBytesSent() {
+        return rankBytesSent;
+    }
+
+    /**
+     * Bytes of the values this rank received.
+     *
+     * @return the bytes received
+     */
+    public long rankBytesReceived() {
+        return rankBytesReceived;
+    }
+
+    /**
+     * Reads of another rank's array that found a copy received earlier still current (no
+     * message).
+     *
+     * @return the number of such reads
+     */
+    public long rankCacheHits() {
+        return rankCacheHits;
     }
 
     /**
