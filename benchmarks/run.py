@@ -43,7 +43,7 @@ from workloads import WORKLOADS  # noqa: E402  (after the path)
 from workloads.common import fmt_bytes, sample_stride  # noqa: E402
 
 POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time",
-            "min-transfer-time")
+            "min-transfer-time", "min-finish-time")
 DEFAULT_POLICY = "minmax-transfer-time"
 #: cuda: the tuned hand-written CUDA C baseline; cuda-untuned: its first version (an ablation);
 #: cuda-streams: CG's tuned baseline without the CUDA graph; cuda-sync: synchronous, one GPU;
@@ -1226,7 +1226,7 @@ def main(argv=None):
                                        "cuda-sync,cupy,lua,java (default: all on GPUs, polygpu "
                                        "on CPU devices)")
     ap.add_argument("--policies", default="all", help="polygpu device policies (default all "
-                                                      "five; 1 GPU runs only %s)" % DEFAULT_POLICY)
+                                                      "six; 1 GPU runs only %s)" % DEFAULT_POLICY)
     ap.add_argument("--partitions", type=int, help="partitions (default: each benchmark's, 16)")
     ap.add_argument("--mul-sweep", default="1,2,4,8,16,32",
                     help="MUL partition counts to sweep on 1 and the most GPUs ('none': no sweep)")
