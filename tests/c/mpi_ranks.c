@@ -221,7 +221,7 @@ int main(void) {
     CHECK(f != NULL);
     if (f) {
         text = calloc(1, 1 << 20);
-        fread(text, 1, (1 << 20) - 1, f);
+        CHECK(text && fread(text, 1, (1 << 20) - 1, f) > 0);
         fclose(f);
         char host[64], pid[32];
         snprintf(host, sizeof host, "\"pid\":%d,\"args\":{\"name\":\"rank %d: host\"}",
