@@ -178,15 +178,44 @@ static pg_status issue_call(pg_kernel *k, int dev, pg_array *a, pg_array *av, pg
     return pg__kernel_launch_on(k, dev, args, 12, 1);
 }
 
+/* The built-in tile task `name` of rt, made once per runtime and kept (a task's signature is
+ * parsed when it is made: per call, that was most of a small GEMM's issue cost, 28 of 30 us on
+ * a CPU device). The runtime frees it with its other kernels. */
+static pg_status tile_task(pg_runtime *rt, int slot, const char *name, pg_kernel **out) {
+    pg__runtime *r = pg__enter_runtime(rt, "pg_linalg_gemm");
+    if (!r)
+        return PG_ERROR_STATE;
+    *out = r->gemm_tasks[slot];
+    pg__leave(r);
+    if (*out)
+        return PG_OK;
+    pg_kernel *k = NULL;
+    pg_status st = pg_task_builtin(rt, name, &k); /* never under the lock: it takes it */
+    if (st)
+        return st;
+    if (!(r = pg__enter_runtime(rt, "pg_linalg_gemm"))) {
+        pg_kernel_free(k);
+        return PG_ERROR_STATE;
+    }
+    pg_kernel *kept = r->gemm_tasks[slot];
+    if (!kept)
+        r->gemm_tasks[slot] = k;
+    pg__leave(r);
+    if (kept) /* another thread made it meanwhile */
+        pg_kernel_free(k);
+    *out = kept ? kept : k;
+    return PG_OK;
+}
+
 static pg_status issue_tiles(pg_runtime *rt, pg_array *a, pg_array *b, pg_array *c,
                              const pg__gemm_problem *p, const pg_gemm_options *o,
                              const pg__gemm_plan *pl, int home, pg_dtype dt) {
     int f64 = dt == PG_FLOAT64;
     /* C read too (beta != 0, or a later chunk of K adding to it) or only written */
     pg_kernel *k_inout = NULL, *k_out = NULL;
-    pg_status st = pg_task_builtin(rt, f64 ? "gemm_tile_f64" : "gemm_tile_f32", &k_inout);
+    pg_status st = tile_task(rt, f64, f64 ? "gemm_tile_f64" : "gemm_tile_f32", &k_inout);
     if (!st && !p->c_in)
-        st = pg_task_builtin(rt, f64 ? "gemm_tile_out_f64" : "gemm_tile_out_f32", &k_out);
+        st = tile_task(rt, 2 + f64, f64 ? "gemm_tile_out_f64" : "gemm_tile_out_f32", &k_out);
     uint32_t started = 0;
     for (int64_t i = 0; !st && i < pl->tiles; i++) {
         int64_t r0 = i * pl->tile, r1 = r0 + pl->tile < p->m ? r0 + pl->tile : p->m;
@@ -225,10 +254,6 @@ static pg_status issue_tiles(pg_runtime *rt, pg_array *a, pg_array *b, pg_array 
                                 (long long)i, (long long)pl->tiles, (long long)r0, (long long)r1,
                                 dev);
     }
-    if (k_inout)
-        pg_kernel_free(k_inout);
-    if (k_out)
-        pg_kernel_free(k_out);
     return st;
 }
 

@@ -387,6 +387,8 @@ struct pg__runtime {
     char model_class[PG__MODEL_CLASSES][128]; /* device classes: the devices' names */
     int nmodel_class;
     int dev_model_class[PG_MAX_DEVICES];
+    /* the tiled GEMM's tile tasks (core/gemm.c), made on first use: f32, f64, out f32, out f64 */
+    pg_kernel *gemm_tasks[4];
     /* power and energy per device (core/power.c), owned */
     pg__power *power;
     /* the ranks of a distributed run (core/ranks.c); NULL single-process, so that the launch
