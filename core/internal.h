@@ -361,6 +361,7 @@ struct pg__runtime {
     pg_stats stats;
     pg__record *records; /* ring of PG_DAG_HISTORY (dag/record.h) */
     int timing;          /* ask the backend for timing */
+    int timing_all;      /* time every kernel and copy (trace, profile; CPU devices: free) */
     uint64_t epoch_ns;   /* pg__now_ns() when the backend opened: host-side trace times */
     /* live handles, freed by pg_runtime_free */
     pg__array **arrays;
@@ -457,6 +458,9 @@ uint64_t pg__models_args_bytes(const pg__comp *c); /* the bytes a model is keyed
 void pg__models_sample(pg__runtime *rt, const char *kernel, int dev, uint64_t bytes, uint64_t ns);
 void pg__models_note(pg__runtime *rt, const pg__comp *c);
 /* The predicted duration in ns, -1 when unknown (fewer than 3 samples, or models off). */
+/* Whether c, a kernel or task about to issue on dev, is timed for the models (always until its
+ * model is full, then one launch in 16). */
+int pg__models_want_timing(pg__runtime *rt, const pg__comp *c, int dev);
 int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_t bytes);
 /* Each device's speed from the models: for every kernel and size bucket predicted on every
  * device, 1 / its predicted duration; speed[d] is their geometric mean. Returns how many such

@@ -42,8 +42,10 @@ pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work 
     for (int i = 0; !st && c->kind != PG__COPY && c->kind != PG__REPLAY && i < c->nargs; i++)
         if (c->args[i].access & PG_ACCESS_IN)
             st = pg__issue_input(rt, c, c->args[i].array, s);
-    if (!st && rt->timing && (c->kind == PG__KERNEL || c->kind == PG__COPY))
+    if (!st && rt->timing_all && (c->kind == PG__KERNEL || c->kind == PG__COPY))
         c->timed = 1;
+    else if (!st && rt->timing && c->kind == PG__KERNEL && c->kernel) /* models only */
+        c->timed = pg__models_want_timing(rt, c, s->device);
     int enqueued = 0;
     /* Phases are counted for kernels; a copy issued inside counts as the kernel's waits. */
     if (c->kind == PG__KERNEL)

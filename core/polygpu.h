@@ -268,7 +268,7 @@ typedef struct pg_stats {
      * energy counter (Volta and later). Devices with an injected figure (option power_watts:
      * CPU devices, simulated GPUs, GPUs without NVML): those watts x the device's busy time,
      * the summed durations of the kernels, tasks and copies it ran (known when every operation
-     * is timed: always on CPU devices; on GPUs only with trace, profile or models; graph
+     * is timed: always on CPU devices; on GPUs only with trace or profile; graph
      * replays through a plan are not timed and not counted). */
     double energy_joules[PG_MAX_DEVICES];
     /* Watts each device draws under load, as the power budget counts it: GPUs the highest

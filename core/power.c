@@ -218,7 +218,7 @@ double pg__power_energy(pg__runtime *rt, int dev) {
     uint64_t mj = 0;
     if (pd->energy_known && rt->ops->energy_mj(rt->b, dev, &mj))
         return mj >= pd->energy_start_mj ? (double)(mj - pd->energy_start_mj) / 1000.0 : 0;
-    if (!pd->nvml && pd->injected_w > 0 && rt->timing)
+    if (!pd->nvml && pd->injected_w > 0 && rt->timing_all)
         return pd->injected_w * (double)pd->busy_ns / 1e9;
     return -1;
 }

@@ -108,8 +108,9 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
                        PG_MAX_DEVICES);
     rt->epoch_ns = pg__now_ns();
-    rt->timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || rt->opt.models ||
-                 (!st && !rt->ops->wants_timing_events);
+    rt->timing_all =
+        rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || (!st && !rt->ops->wants_timing_events);
+    rt->timing = rt->timing_all || rt->opt.models;
     for (int d = 0; !st && d < rt->ndev; d++) {
         st = rt->ops->device_info(rt->b, d, &rt->dev[d].info);
         rt->dev[d].info.id = d;

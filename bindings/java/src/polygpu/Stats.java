@@ -122,7 +122,7 @@ public final class Stats {
      * Energy device {@code device} used since the runtime started: on a GPU, NVML's energy
      * counter; on a device with an injected figure (option {@code power_watts}: CPU devices,
      * GPUs without NVML), those watts times its busy time (the summed durations of the
-     * operations it ran; GPUs are timed only with trace, profile or models).
+     * operations it ran; GPUs are timed only with trace or profile).
      *
      * @param device a device id, 0 .. ndevices() - 1
      * @return joules, or empty when unknown
