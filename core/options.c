@@ -232,6 +232,9 @@ static pg_status check_output_path(const char *what, const char *path) {
     if (fd < 0 && errno == ENOENT) {
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         created = fd >= 0;
+        /* Another process checking the same path (the ranks of one job) made it meanwhile. */
+        if (fd < 0 && errno == EEXIST)
+            fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     }
     if (fd < 0)
         return pg__error(PG_ERROR_IO,
