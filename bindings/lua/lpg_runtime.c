@@ -1,6 +1,7 @@
 /* lpg_runtime.c: the runtime userdata: options from a Lua table, lifetime, and its methods. */
 #include "lpg_internal.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,19 @@ void lpg_set_u64(lua_State *L, const char *key, uint64_t v) {
 
 /* rt:stats(): counters; link_bytes[src + 1][dst + 1] where location 0 is the host and d + 1
  * device d (so link_bytes[1] is the host's row). */
+/* Field `name` of the table on top: {[d + 1] = v[d]} for the devices whose figure is at least
+ * `least` (below it: unknown, left nil). */
+static void per_device(lua_State *L, const char *name, const double *v, int ndevices,
+                       double least) {
+    lua_createtable(L, ndevices, 0);
+    for (int d = 0; d < ndevices && d < PG_MAX_DEVICES; d++)
+        if (v[d] >= least) {
+            lua_pushnumber(L, v[d]);
+            lua_rawseti(L, -2, d + 1);
+        }
+    lua_setfield(L, -2, name);
+}
+
 /* rt:clock(): seconds since the runtime was made — virtual time on simulated devices. */
 static int rt_clock(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
@@ -185,17 +199,8 @@ static int rt_stats(lua_State *L) {
     lua_setfield(L, -2, "link_bytes");
     /* per device d at [d + 1]: joules since the start and watts under load; nil where unknown
      * (iterate 1..ndevices) */
-    for (int k = 0; k < 2; k++) {
-        lua_createtable(L, s.ndevices, 0);
-        for (int d = 0; d < s.ndevices && d < PG_MAX_DEVICES; d++) {
-            double v = k ? s.power_watts[d] : s.energy_joules[d];
-            if (k ? v > 0 : v >= 0) {
-                lua_pushnumber(L, v);
-                lua_rawseti(L, -2, d + 1);
-            }
-        }
-        lua_setfield(L, -2, k ? "power_watts" : "energy_joules");
-    }
+    per_device(L, "energy_joules", s.energy_joules, s.ndevices, 0.0);
+    per_device(L, "power_watts", s.power_watts, s.ndevices, DBL_MIN);
     return 1;
 }
 
@@ -224,17 +229,8 @@ static int rt_power_choice(lua_State *L) {
     lua_setfield(L, -2, "used_watts");
     lua_pushstring(L, c.from_models ? "models" : "nominal");
     lua_setfield(L, -2, "performance_from");
-    for (int k = 0; k < 2; k++) {
-        lua_createtable(L, c.ndevices, 0);
-        for (int d = 0; d < c.ndevices && d < PG_MAX_DEVICES; d++) {
-            double v = k ? c.performance[d] : c.watts[d];
-            if (k || v > 0) {
-                lua_pushnumber(L, v);
-                lua_rawseti(L, -2, d + 1);
-            }
-        }
-        lua_setfield(L, -2, k ? "performance" : "watts");
-    }
+    per_device(L, "watts", c.watts, c.ndevices, DBL_MIN);
+    per_device(L, "performance", c.performance, c.ndevices, -DBL_MAX);
     return 1;
 }
 
