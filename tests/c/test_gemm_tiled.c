@@ -7,6 +7,7 @@
  * bottleneck, a slow link's device left out, tall tiles when each call costs much, shorter
  * ones when transfers must overlap, edp against perf. */
 #include "check.h"
+#include "gemm_ref.h"
 
 #include "core/gemm_plan.h"
 #include "core/internal.h"
@@ -50,17 +51,6 @@ static void get(pg_array *a, pg_dtype dt, double *v, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         v[i] = f[i];
     free(f);
-}
-
-static void gemm_ref(int m, int n, int k, int ta, int tb, double alpha, const double *a,
-                     const double *b, double beta, double *c) {
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int p = 0; p < k; p++)
-                s += (ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
-            c[i * n + j] = alpha * s + beta * c[i * n + j];
-        }
 }
 
 /* A task that reads and writes an array and changes nothing: placed on device d, it leaves the

@@ -4,6 +4,7 @@
  * own failure, a task whose only implementation is for GPUs refused on CPU devices, the
  * simulator refusing tasks, and a missing BLAS library named with its package. */
 #include "kernels_common.h"
+#include "gemm_ref.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -62,22 +63,10 @@ static pg_status launch(pg_kernel *k, const pg_arg *args, int n) {
     return pg_kernel_launch(k, dim1(1), dim1(1), 0, args, n);
 }
 
-/* C = alpha op(A) op(B) + beta C, naive, row-major. */
-static void gemm_ref(int m, int n, int k, int ta, int tb, double alpha, const double *a,
-                     const double *b, double beta, double *c) {
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int p = 0; p < k; p++)
-                s += (ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
-            c[i * n + j] = alpha * s + beta * c[i * n + j];
-        }
-}
-
 static pg_status gemm_launch(pg_kernel *g, pg_array *a, pg_array *b, pg_array *c, int m, int n,
                              int k, int ta, int tb, double alpha, double beta) {
-    pg_arg args[] = {pg_arg_array(a), pg_arg_array(b), pg_arg_array(c), pg_arg_int(m),
-                     pg_arg_int(n),   pg_arg_int(k),   pg_arg_int(ta),  pg_arg_int(tb),
+    pg_arg args[] = {pg_arg_array(a),      pg_arg_array(b),    pg_arg_array(c), pg_arg_int(m),
+                     pg_arg_int(n),        pg_arg_int(k),      pg_arg_int(ta),  pg_arg_int(tb),
                      pg_arg_double(alpha), pg_arg_double(beta)};
     return launch(g, args, 10);
 }
@@ -274,8 +263,8 @@ static void own_tasks(void) {
     pg_task_impls impls = {my_scale, NULL, &one, count_free};
     pg_kernel *t = NULL;
     ctx_freed = 0;
-    REQUIRE_OK(pg_task_new(rt, "my_scale", &impls,
-                           "in const float *x, out float *y, double factor", &t));
+    REQUIRE_OK(
+        pg_task_new(rt, "my_scale", &impls, "in const float *x, out float *y, double factor", &t));
     pg_param_info p[4];
     int np = 0;
     CHECK_OK(pg_kernel_params(t, p, 4, &np));
@@ -338,8 +327,8 @@ static void refusals(void) {
     CHECK_MSG(pg_task_new(rt, "nothing", &none, "float *y", &t), PG_ERROR_ARGUMENT,
               "no implementation");
     CHECK_STATUS(pg_task_new(rt, "nosig", &impls, NULL, &t), PG_ERROR_ARGUMENT);
-    CHECK_MSG(pg_task_new(rt, "badsig", &impls, "inout float *y, complex z", &t),
-              PG_ERROR_ARGUMENT, "badsig");
+    CHECK_MSG(pg_task_new(rt, "badsig", &impls, "inout float *y, complex z", &t), PG_ERROR_ARGUMENT,
+              "badsig");
     CHECK_MSG(pg_task_builtin(rt, "gemm_f16", &t), PG_ERROR_NOT_FOUND, "gemm_f32");
     /* arrays too small for the sizes given: the call fails, naming the array */
     pg_kernel *g = builtin(rt, "gemm_f32");
@@ -353,8 +342,7 @@ static void refusals(void) {
     /* the simulator cannot run C functions */
     pg_runtime *sim = test_runtime_on("sim:h200x1,host_time=0", NULL, NULL);
     pg_task_impls both = {gpu_only, gpu_only, NULL, NULL};
-    CHECK_MSG(pg_task_new(sim, "on_sim", &both, "inout float *y", &t), PG_ERROR_ARGUMENT,
-              "sim");
+    CHECK_MSG(pg_task_new(sim, "on_sim", &both, "inout float *y", &t), PG_ERROR_ARGUMENT, "sim");
     pg_runtime_free(sim);
 }
 
