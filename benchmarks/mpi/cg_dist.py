@@ -76,7 +76,7 @@ def main():
     checksum = "%.5e" % float(np.sum(xv))
     ok, msg = True, "not checked"
     if rt.rank == 0 and not args.no_check:
-        ok, msg = cg.check(xv.astype(np.float32), cg.reference((n, iters)), (n, iters))
+        ok, msg = cg.check(xv.astype(np.float32), _dist.reference(cg, (n, iters)), (n, iters))
     _dist.report(rt, "cg", args, runs, iters, checksum, bool(ok), msg)
     rt.close()
     return 0 if ok else 1

@@ -72,7 +72,7 @@ def main():
     checksum = "%.9e/%.6e" % (float(np.sum(sample[:-1])), residual)
     ok, msg = True, "not checked"
     if rt.rank == 0 and not args.no_check:
-        ok, msg = jacobi.check(sample, jacobi.reference((n, sweeps)), (n, sweeps))
+        ok, msg = jacobi.check(sample, _dist.reference(jacobi, (n, sweeps)), (n, sweeps))
     _dist.report(rt, "jacobi", args, runs, sweeps, checksum, bool(ok), msg)
     rt.close()
     return 0 if ok else 1
