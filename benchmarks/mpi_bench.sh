@@ -16,15 +16,18 @@
 # Usage (repository root): OUT=/tmp/out bash benchmarks/mpi_bench.sh [BUILD_DIR (build-gpu)]
 # Sizes (arguments of the scripts): CPU_CG, CPU_JACOBI (default "--size small"), GPU_CG (default
 # "--size large": n 49152, 25 iterations), GPU_JACOBI (default "--n 16384 --iterations 100");
-# REPEATS (5), BUDGET_S (270: runs that would start later are skipped, each run is cut at 150 s).
+# REPEATS (GPU timed runs, 5), CPU_REPEATS (3), BUDGET_S (270 s from the start, build included:
+# runs that would start later are skipped; each run is cut at 120 s).
 set -u
 START=$SECONDS
 BUILD=${1:-build-gpu}
 OUT=${OUT:-/tmp/mpi-bench}
+rm -rf "$OUT/logs"
 mkdir -p "$OUT/logs"
 J=$(nproc)
 BUDGET_S=${BUDGET_S:-270}
 REPEATS=${REPEATS:-5}
+CPU_REPEATS=${CPU_REPEATS:-3}
 CPU_CG=${CPU_CG:---size small}
 CPU_JACOBI=${CPU_JACOBI:---size small}
 GPU_CG=${GPU_CG:---size large}
@@ -62,7 +65,7 @@ if [ -n "$NVCC" ] && [ "$NGPU" -gt 0 ] && command -v mpicc > /dev/null; then
 elif [ "$NGPU" -gt 0 ]; then
   note "no nvcc or no mpicc: the MPI + CUDA C baselines are not built"
 fi
-if ! { cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPG_BINDINGS=ON > "$OUT/logs/cmake.log" 2>&1 &&
+if ! { cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPG_BINDINGS=ON > "$OUT/logs/cmake.log" 2>&1 &&
        cmake --build "$BUILD" -j"$J" --target polygpu pgpy_extension > "$OUT/logs/build.log" 2>&1; }; then
   note "build failed: see logs/cmake.log, logs/build.log"; tail -30 "$OUT/logs/build.log" >&2
   tar czf "$OUT/mpi_bench.tar.gz" -C "$OUT" logs results.jsonl; exit 1
@@ -95,10 +98,14 @@ one() {
   local label=$1 np=$2; shift 2
   local l; l=$(left)
   if [ "$l" -lt 10 ]; then note "skipped $label $* (budget spent)"; return; fi
-  [ "$l" -gt 150 ] && l=150
-  local log=$OUT/logs/$label-$(basename "$1" .py)-$np.log t0=$SECONDS
+  [ "$l" -gt 120 ] && l=120
+  local log t0=$SECONDS
+  log=$OUT/logs/$label-$(basename "$1" .py)-$np.log
   if [ "$np" = 1 ] && [ "${1##*.}" = py ]; then
     timeout "$l" python3 "$@" > "$log.out" 2> "$log"
+  elif [ "${1##*.}" = py ]; then
+    mpirun_cmd
+    timeout "$l" "${MPIRUN[@]}" -np "$np" python3 "$@" > "$log.out" 2> "$log"
   else
     mpirun_cmd
     timeout "$l" "${MPIRUN[@]}" -np "$np" "$@" > "$log.out" 2> "$log"
@@ -119,6 +126,7 @@ R="--repeats $REPEATS --warmup 1"
 
 # CPU devices: one core per rank
 export PG_HOST_THREADS=1
+R="--repeats $CPU_REPEATS --warmup 1"
 for np in 1 2 4; do
   # shellcheck disable=SC2086
   one cpu-${np}rank $np $CG --devices host:1 --label cpu-${np}rank $R $CPU_CG
@@ -126,6 +134,7 @@ for np in 1 2 4; do
   one cpu-${np}rank $np $JAC --devices host:1 --label cpu-${np}rank $R $CPU_JACOBI
 done
 unset PG_HOST_THREADS
+R="--repeats $REPEATS --warmup 1"
 
 # GPUs
 base_args() { # the baselines' --n/--iterations from the scripts' size arguments
@@ -176,13 +185,14 @@ fi
   echo
   echo "CPU rows: devices host:1 per rank, PG_HOST_THREADS=1 (one core per rank), sizes"
   echo "\`$CPU_CG\` (CG) and \`$CPU_JACOBI\` (Jacobi); GPU rows: \`$GPU_CG\` and \`$GPU_JACOBI\`."
-  echo "ms / iter: median of $REPEATS timed runs after 1 warm-up, divided by the iterations."
+  echo "ms / iter: median of the timed runs ($CPU_REPEATS on CPU devices, $REPEATS on GPUs) after 1"
+  echo "warm-up, divided by the iterations."
   echo "Versions: polygpu = benchmarks/mpi/*_dist.py; mpi-cuda = benchmarks/mpi/*_mpi.cu."
   echo
   python3 benchmarks/mpi/summarize.py "$RES"
   echo
   echo '```'; cat "$OUT/logs/notes.txt"; echo '```'
-} > "$OUT/summary.md" 2>> "$OUT/logs/notes.txt"
+} > "$OUT/summary.md" 2> "$OUT/logs/summary-errors.txt"
 rm -f "$OUT/logs/"*.sample
 tar czf "$OUT/mpi_bench.tar.gz" -C "$OUT" summary.md results.jsonl logs && rm -rf "$OUT/logs"
 echo "done in $((SECONDS - START)) s: $(ls "$OUT")"
