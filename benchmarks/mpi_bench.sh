@@ -42,7 +42,8 @@ if command -v nvidia-smi > /dev/null 2>&1; then
 fi
 {
   echo "date: $(date -u +%FT%TZ)"; echo "commit: $(git rev-parse --short HEAD 2> /dev/null)"
-  echo "host: $(hostname), $(nproc) cores"; command -v mpirun && mpirun --version | head -1
+  echo "host: $(hostname), $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  command -v mpirun && mpirun --version | head -1
   [ "$NGPU" -gt 0 ] && nvidia-smi -L
   command -v nvcc || ls /usr/local/cuda/bin/nvcc 2> /dev/null
 } > "$OUT/logs/env.txt" 2>&1
@@ -184,7 +185,8 @@ fi
   echo '```'; cat "$OUT/logs/env.txt"; echo '```'
   echo
   echo "CPU rows: devices host:1 per rank, PG_HOST_THREADS=1 (one core per rank), sizes"
-  echo "\`$CPU_CG\` (CG) and \`$CPU_JACOBI\` (Jacobi); GPU rows: \`$GPU_CG\` and \`$GPU_JACOBI\`."
+  echo "\`$CPU_CG\` (CG) and \`$CPU_JACOBI\` (Jacobi); GPU rows ($NGPU GPU(s) here): \`$GPU_CG\`"
+  echo "and \`$GPU_JACOBI\`. Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
   echo "ms / iter: median of the timed runs ($CPU_REPEATS on CPU devices, $REPEATS on GPUs) after 1"
   echo "warm-up, divided by the iterations."
   echo "Versions: polygpu = benchmarks/mpi/*_dist.py; mpi-cuda = benchmarks/mpi/*_mpi.cu."
