@@ -115,8 +115,8 @@ static inline void pgm_allgather(void *buf, const int *counts, const int *displs
         if (k == rank)
             continue;
         req.push_back(MPI_REQUEST_NULL);
-        MCK(MPI_Isend(b + (size_t)displs[rank] * tsize, counts[rank], type, k, tag,
-                      MPI_COMM_WORLD, &req.back()));
+        MCK(MPI_Isend(b + (size_t)displs[rank] * tsize, counts[rank], type, k, tag, MPI_COMM_WORLD,
+                      &req.back()));
     }
     MCK(MPI_Waitall((int)req.size(), req.data(), MPI_STATUSES_IGNORE));
 }

@@ -5,7 +5,8 @@
 One row per run: benchmark, configuration (the label), version, ranks, devices of rank 0,
 order n, iterations, milliseconds per iteration (median of the timed runs), and a ratio:
 CPU configurations against the same benchmark's 1-rank CPU run (speedup), GPU ones against the
-hand-written MPI + CUDA C on 2 ranks at the same size (time / baseline time: < 1 is faster)."""
+hand-written MPI + CUDA C on 2 ranks x 1 GPU at the same size (on one GPU: 2 ranks sharing it),
+as time / baseline time (< 1: faster than the baseline)."""
 import json
 import sys
 
@@ -31,8 +32,11 @@ def main():
         else:
             base = [o for o in rows if o["bench"] == r["bench"] and o["version"] == "mpi-cuda"
                     and o["ranks"] == 2 and o["n"] == r["n"] and o is not r]
+            # 2 ranks x 1 GPU when it ran (two GPUs), else the 2 ranks sharing one GPU
+            base.sort(key=lambda o: o.get("label") != "mpicuda-2ranks-x1gpu")
             if base:
-                ratio = "%.2f x MPI+CUDA 2 ranks" % (r["s_per_iter"] / base[0]["s_per_iter"])
+                ratio = "%.2f x %s" % (r["s_per_iter"] / base[0]["s_per_iter"],
+                                       base[0].get("label") or "MPI+CUDA 2 ranks")
         devs = ", ".join(r.get("devices", []))
         ok = {True: "ok", False: "FAILED", None: "unchecked"}[r.get("ok")]
         out.append("| %s | %s | %s | %d | %s | %d | %d | %.3f | %s | %s: %s | %s |" % (
