@@ -4,7 +4,7 @@
 #   summary.md       the table (benchmarks/mpi/summarize.py) and the environment
 #   results.jsonl    one JSON line per run (ranks, devices, n, iterations, s_per_iter, check, ...)
 #   mpi_bench.tar.gz all of it plus the logs (logs/: build, each run's stderr)
-# Runs:
+# Runs (the GPU ones first):
 #   CPU devices (always): cg_dist.py and jacobi_dist.py on 1 (plain python3), 2 and 4 ranks,
 #     devices host:1 per rank with PG_HOST_THREADS=1 (one core per rank): the CPU speedup.
 #   one GPU or more: polygpu 1 rank on cuda:0, and 2 ranks sharing cuda:0 (correctness and the
@@ -125,19 +125,7 @@ one() {
 CG=benchmarks/mpi/cg_dist.py JAC=benchmarks/mpi/jacobi_dist.py
 R="--repeats $REPEATS --warmup 1"
 
-# CPU devices: one core per rank
-export PG_HOST_THREADS=1
-R="--repeats $CPU_REPEATS --warmup 1"
-for np in 1 2 4; do
-  # shellcheck disable=SC2086
-  one cpu-${np}rank $np $CG --devices host:1 --label cpu-${np}rank $R $CPU_CG
-  # shellcheck disable=SC2086
-  one cpu-${np}rank $np $JAC --devices host:1 --label cpu-${np}rank $R $CPU_JACOBI
-done
-unset PG_HOST_THREADS
-R="--repeats $REPEATS --warmup 1"
-
-# GPUs
+# GPUs first (the CPU part is the one to lose if the budget runs out)
 base_args() { # the baselines' --n/--iterations from the scripts' size arguments
   python3 - "$1" "$@" << 'PYEOF'
 import sys
@@ -177,6 +165,18 @@ if [ "$NGPU" -ge 1 ]; then
     }
   done
 fi
+
+# CPU devices: one core per rank
+export PG_HOST_THREADS=1
+R="--repeats $CPU_REPEATS --warmup 1"
+for np in 1 2 4; do
+  # shellcheck disable=SC2086
+  one cpu-${np}rank $np $CG --devices host:1 --label cpu-${np}rank $R $CPU_CG
+  # shellcheck disable=SC2086
+  one cpu-${np}rank $np $JAC --devices host:1 --label cpu-${np}rank $R $CPU_JACOBI
+done
+unset PG_HOST_THREADS
+R="--repeats $REPEATS --warmup 1"
 
 # ---- the summary and the archive
 {
