@@ -6,7 +6,7 @@
  * host memory (no Unified Memory, no polygpu), or with --sync on one GPU with synchronous
  * copies and a device synchronisation after every kernel.
  *
- * The tuned baselines (workloads/cuda/*.cu) place partitions contiguously (pgb_gpu_of), keep at
+ * The tuned baselines (workloads/cuda/<bench>.cu) place partitions contiguously (pgb_gpu_of), keep at
  * most 8 streams per GPU (CUDA's default number of hardware queues) with copies on their own
  * streams; the first versions, kept as the ablation "cuda-untuned" (workloads/cuda/untuned/),
  * put partition p on GPU p % N with one or two streams per partition. */
