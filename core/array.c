@@ -133,7 +133,7 @@ void pg__array_unref(pg__array *a) {
 pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
     pg__runtime *rt = a->rt;
     if (a->store != a) { /* a piece or a view: the root's buffer, at its offset */
-        void *base;
+        void *base = NULL;
         pg_status st = pg__array_buffer(a->store, loc, s, &base);
         if (!st)
             *out = (char *)base + a->off * pg_dtype_size(a->dtype);
