@@ -54,8 +54,8 @@ BENCH_BIN=$BUILD/mpi-bench
 mkdir -p "$BENCH_BIN"
 NVCC_PIDS=()
 if [ -n "$NVCC" ] && [ "$NGPU" -gt 0 ] && command -v mpicc > /dev/null; then
-  CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -1 | tr -d ' .')
-  ARCH=sm_${CC:-90}
+  CAP=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -1 | tr -d ' .')
+  ARCH=sm_${CAP:-90}
   for b in cg jacobi; do
     # shellcheck disable=SC2046
     "$NVCC" -O3 -std=c++17 -arch="$ARCH" -Xcompiler -Wall,-Wextra $(mpicc --showme:compile) \
