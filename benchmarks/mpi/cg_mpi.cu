@@ -17,13 +17,9 @@
 #include "../workloads/kernels/cg_dist.cu"
 
 int main(int argc, char **argv) {
-    MCK(MPI_Init(&argc, &argv));
     int rank, size;
-    MCK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MCK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    pgm_args a = pgm_parse(argc, argv, 4096, 25);
     char device[320];
-    pgm_select_gpu(device, sizeof device);
+    pgm_args a = pgm_start(&argc, &argv, 4096, 25, &rank, &size, device, sizeof device);
     const long long n = a.n;
     std::vector<pgb_part> parts = pgb_partitions(n, size);
     if ((int)parts.size() != size) {

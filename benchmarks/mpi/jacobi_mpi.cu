@@ -28,13 +28,9 @@ static std::vector<long long> check_rows(long long n) {
 }
 
 int main(int argc, char **argv) {
-    MCK(MPI_Init(&argc, &argv));
     int rank, size;
-    MCK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MCK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    pgm_args a = pgm_parse(argc, argv, 2048, 100);
     char device[320];
-    pgm_select_gpu(device, sizeof device);
+    pgm_args a = pgm_start(&argc, &argv, 2048, 100, &rank, &size, device, sizeof device);
     const long long n = a.n;
     if (n % 16 || a.iterations % 2) {
         if (rank == 0)

@@ -121,6 +121,18 @@ static inline void pgm_allgather(void *buf, const int *counts, const int *displs
     MCK(MPI_Waitall((int)req.size(), req.data(), MPI_STATUSES_IGNORE));
 }
 
+/* What every baseline does first: MPI up, this rank and the number of ranks, the arguments
+ * (defaults n, iterations), this rank's GPU (its name into device). */
+static inline pgm_args pgm_start(int *argc, char ***argv, long long n, int iterations, int *rank,
+                                 int *size, char *device, size_t device_len) {
+    MCK(MPI_Init(argc, argv));
+    MCK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+    MCK(MPI_Comm_size(MPI_COMM_WORLD, size));
+    pgm_args a = pgm_parse(*argc, *argv, n, iterations);
+    pgm_select_gpu(device, device_len);
+    return a;
+}
+
 static inline double pgm_median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     size_t m = v.size() / 2;
