@@ -120,15 +120,7 @@ int main(int argc, char **argv) {
         CK(cudaStreamSynchronize(sc));
         pgm_allgather(h_x, counts.data(), displs.data(), MPI_FLOAT, 5);
     };
-    for (int i = 0; i < a.warmup; i++)
-        run();
-    std::vector<double> runs;
-    for (int i = 0; i < a.repeats; i++) {
-        MCK(MPI_Barrier(MPI_COMM_WORLD));
-        double t0 = MPI_Wtime();
-        run();
-        runs.push_back(MPI_Wtime() - t0);
-    }
+    std::vector<double> runs = pgm_time(a, run);
     if (rank == 0) {
         double sum = 0.0;
         for (long long i = 0; i < n; i++)

@@ -149,15 +149,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < size; k++)
             residual += h_res[k];
     };
-    for (int i = 0; i < a.warmup; i++)
-        run();
-    std::vector<double> runs;
-    for (int i = 0; i < a.repeats; i++) {
-        MCK(MPI_Barrier(MPI_COMM_WORLD));
-        double t0 = MPI_Wtime();
-        run();
-        runs.push_back(MPI_Wtime() - t0);
-    }
+    std::vector<double> runs = pgm_time(a, run);
     /* The checked rows to rank 0 (untimed). */
     std::vector<long long> crows = check_rows(n);
     std::vector<double> sample(crows.size() * n + 1);

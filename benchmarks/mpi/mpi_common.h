@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "../workloads/cuda/common.h"
 
@@ -131,6 +132,21 @@ static inline pgm_args pgm_start(int *argc, char ***argv, long long n, int itera
     pgm_args a = pgm_parse(*argc, *argv, n, iterations);
     pgm_select_gpu(device, device_len);
     return a;
+}
+
+/* a.warmup untimed runs of run(), then a.repeats timed ones, each started together on every
+ * rank (a barrier): their seconds. */
+template <class F> static inline std::vector<double> pgm_time(const pgm_args &a, F run) {
+    for (int i = 0; i < a.warmup; i++)
+        run();
+    std::vector<double> runs;
+    for (int i = 0; i < a.repeats; i++) {
+        MCK(MPI_Barrier(MPI_COMM_WORLD));
+        double t0 = MPI_Wtime();
+        run();
+        runs.push_back(MPI_Wtime() - t0);
+    }
+    return runs;
 }
 
 static inline double pgm_median(std::vector<double> v) {

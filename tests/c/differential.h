@@ -40,6 +40,12 @@ static const struct {
 };
 #define DIFF_NKERNELS 6
 
+/* Does kernel i declare its first array `out` (every element written, chunked or not)? */
+static inline int diff_first_out(int i) {
+    const char *sig = DIFF_KERNELS[i].sig;
+    return sig && !strncmp(sig, "out", 3) && (sig[3] == ' ' || sig[3] == '(');
+}
+
 static const char *DIFF_POLICIES[] = {"round-robin", "stream-aware", "min-transfer-size",
                                       "minmax-transfer-time", "min-transfer-time"};
 static const char *DIFF_STREAMS[] = {"fifo", "always-new"};

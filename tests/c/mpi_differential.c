@@ -112,9 +112,7 @@ static void generate(program *p, unsigned seed) {
                 o.count = l < o.count ? l : o.count;
             }
             /* an `out` parameter promises every element written: the launch must cover it */
-            const char *sig = DIFF_KERNELS[o.kernel].sig;
-            if (sig && !strncmp(sig, "out", 3) && (sig[3] == ' ' || sig[3] == '(') &&
-                p->hs[o.h[0]].hi - p->hs[o.h[0]].lo != o.count)
+            if (diff_first_out(o.kernel) && p->hs[o.h[0]].hi - p->hs[o.h[0]].lo != o.count)
                 continue;
         }
         p->ops[p->nops++] = o;

@@ -72,8 +72,7 @@ static int handle_size(const program *p, int h) {
  * be shorter (the launch covers the shortest). */
 static int launch_races(const program *p, const op *o) {
     int na = DIFF_KERNELS[o->kernel].narrays;
-    const char *sig = DIFF_KERNELS[o->kernel].sig;
-    if (sig && !strncmp(sig, "out", 3) && (sig[3] == ' ' || sig[3] == '('))
+    if (diff_first_out(o->kernel))
         for (int j = 1; j < na; j++)
             if (handle_size(p, o->arr[j]) < handle_size(p, o->arr[0]))
                 return 1;
