@@ -4,8 +4,10 @@
 #include "base/alloc.h"
 #include "base/error.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static pg__record *slot_of(pg__record *ring, uint64_t id) {
     pg__record *r = &ring[id % PG_DAG_HISTORY];
@@ -22,8 +24,29 @@ static void clear(pg__record *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* The ring is large (PG_DAG_HISTORY records, ~15 MB) and each launch writes the next slot: on
+ * small pages the first pass faults a fresh page in every ~17 launches, which cost 0.3-0.45 us a
+ * launch on the VMs we measure (issue "The scheduler must not be the bottleneck"). Huge pages
+ * fault 512 times less often. The memory stays calloc's (fresh mappings come zeroed, untouched);
+ * only its 2 MiB-aligned interior can be huge, and the advice is only advice. */
+static void advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 pg__record *pg__records_new(void) {
-    return pg__calloc(PG_DAG_HISTORY, sizeof(pg__record));
+    pg__record *ring = pg__calloc(PG_DAG_HISTORY, sizeof(pg__record));
+    if (ring)
+        advise_huge(ring, PG_DAG_HISTORY * sizeof(pg__record));
+    return ring;
 }
 
 void pg__records_free(pg__record *ring) {
