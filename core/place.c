@@ -116,6 +116,28 @@ static int neighbour_device(const pg__runtime *rt, const pg__comp *c, uint32_t c
     return held * (uint64_t)ncand >= r->nbytes ? -1 : d;
 }
 
+/* A computation that reads nothing (it only writes: zeroing a partition's result, say) moves no
+ * data wherever it runs, and the parents it waits for only read what it overwrites: neither
+ * says where it should go. Where its output was last written does: the kernels that read those
+ * rows next usually run there too. Going to a parent's device instead made CG's zero of each
+ * partition's rows run on GPU 0 (where the dot product had read them) and its product on GPU 1
+ * (where the matrix is): one copy of the zeros per partition per iteration. -1: no such device
+ * among the candidates (or it reads something, or round-robin, which is left to rotate). */
+static int writer_device(const pg__runtime *rt, const pg__comp *c, uint32_t candidates) {
+    const pg__comp *w = NULL;
+    for (int i = 0; i < c->nargs; i++) {
+        if (c->args[i].access & PG_ACCESS_IN)
+            return -1;
+        const pg__comp *wi = c->args[i].array->hist.writer;
+        if (!w && wi && wi->kind == PG__KERNEL)
+            w = wi;
+    }
+    if (!w || w->device < 0 || w->device >= rt->ndev || !(candidates >> w->device & 1) ||
+        !strcmp(rt->policy.name, "round-robin"))
+        return -1;
+    return w->device;
+}
+
 static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates, int *dev) {
     pg_policy_device devs[PG_MAX_DEVICES];
     pg_policy_array arrays[PG__MAX_PARAMS];
@@ -129,7 +151,9 @@ static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates,
     v.candidates = candidates &= alive(rt, c);
     if (!candidates)
         return none_alive(rt, c);
-    int near = neighbour_device(rt, c, candidates);
+    int near = writer_device(rt, c, candidates);
+    if (near < 0)
+        near = neighbour_device(rt, c, candidates);
     if (near >= 0) {
         *dev = near;
         return PG_OK;
@@ -221,7 +245,10 @@ pg_status pg__policy_place(pg__runtime *rt, pg__comp *c, int *device, pg__stream
     } else { /* multigpu-disjoint: the best device among the free parents', or among all
               * devices when another holds more of the inputs (then a free parent's stream on
               * the chosen device is still reused) */
-        uint32_t over = inputs_held_elsewhere(rt, c, free_devs, all) ? all : free_devs;
+        uint32_t over = inputs_held_elsewhere(rt, c, free_devs, all) ||
+                                writer_device(rt, c, all & ~free_devs) >= 0
+                            ? all
+                            : free_devs;
         st = choose(rt, c, over, device);
         p = st ? NULL : free_parent_on(ps, n, *device);
     }

@@ -35,7 +35,7 @@ static const char *HOLD_SRC =
 
 typedef struct ctx {
     pg_runtime *rt;
-    pg_kernel *w, *r, *rw, *rrw, *ww;
+    pg_kernel *w, *r, *rw, *rrw, *ww, *o;
     int flag; /* every kernel of the case waits for it */
     int kernels_before;
 } ctx;
@@ -64,6 +64,7 @@ static void open_ctx(ctx *c, const char *devices, const char *policy, const char
     c->rrw =
         kernel(c->rt, "k_rrw", "in const float *a, in const float *b, out float *y, uint64_t f");
     c->ww = kernel(c->rt, "k_ww", "out float *a, out float *b, uint64_t f");
+    c->o = kernel(c->rt, "k_w", "out float *x, uint64_t f"); /* reads nothing */
 }
 
 static void release(int *flag) {
@@ -73,8 +74,8 @@ static void release(int *flag) {
 static void close_ctx(ctx *c) {
     release(&c->flag);
     REQUIRE_OK(pg_runtime_sync(c->rt));
-    pg_kernel *ks[] = {c->w, c->r, c->rw, c->rrw, c->ww};
-    for (int i = 0; i < 5; i++)
+    pg_kernel *ks[] = {c->w, c->r, c->rw, c->rrw, c->ww, c->o};
+    for (int i = 0; i < 6; i++)
         CHECK_OK(pg_kernel_free(ks[i]));
     CHECK_OK(pg_runtime_free(c->rt)); /* frees the arrays too */
 }
@@ -379,6 +380,33 @@ static void case_e(const char *policy) {
     close_ctx(&c);
 }
 
+/* ---- F: K(W(a)) held on d_a; K(W(y)) finished on the other device d_y; K(R(a), R(y), W(z))
+ * held, on d_a (a's bytes); then K(W(y)), which reads nothing, under multigpu-disjoint. Its only
+ * unfinished parent is the reader on d_a, which carries no data to it: it goes where y was
+ * last written (CG zeroing each partition's rows where the dot product had read them, and its
+ * product then copying the zeros back to the matrix's GPU, once per partition per iteration). */
+static void case_f(const char *policy) {
+    ctx c;
+    open_ctx(&c, "host:2", policy, "multigpu-disjoint", NULL);
+    int go = 1;
+    float v = 0;
+    pg_array *a = test_array(c.rt, 4 * BN), *y = test_array(c.rt, 16), *z = test_array(c.rt, 16);
+    launch(&c, c.o, a, NULL, NULL);
+    launch_on(&c, c.o, &go, y, NULL, NULL);
+    REQUIRE_OK(pg_array_read(y, 0, 1, &v)); /* y's writer has finished */
+    launch(&c, c.rrw, a, y, z);
+    launch(&c, c.o, y, NULL, NULL);
+    int dev[4], stream[4];
+    placed(&c, 4, dev, stream);
+    CHECK(v == 1.0f);
+    CHECK(dev[1] != dev[0] && dev[2] == dev[0]); /* the setting of the case */
+    if (dev[3] != dev[1])
+        fprintf(stderr, "case F, %s: the writer of y went to device %d, y was written on %d\n",
+                policy, dev[3], dev[1]);
+    CHECK(dev[3] == dev[1]);
+    close_ctx(&c);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/pg-placement-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -438,6 +466,14 @@ int main(void) {
         const char *policies[] = {"minmax-transfer-time", "min-transfer-time", "min-transfer-size"};
         for (int p = 0; p < 3; p++)
             case_e(policies[p]);
+    }
+
+    /* F. Under every policy that weighs data or load (round-robin rotates). */
+    {
+        const char *policies[] = {"minmax-transfer-time", "min-transfer-time", "min-transfer-size",
+                                  "stream-aware"};
+        for (int p = 0; p < 4; p++)
+            case_f(policies[p]);
     }
 
     /* D. A host read, a partial host write, a prefetch to the host. */
