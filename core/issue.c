@@ -8,6 +8,7 @@
 #include "core/phases.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static void issued(pg__runtime *rt, pg__comp *c, pg__stream *s) {
     c->state = PG__ISSUED;
@@ -120,27 +121,37 @@ static void loc_name(int loc, char *out, size_t cap) {
  * computation of its own: after the work that made src's copy current (a chunked part: after
  * its flags instead, with the producer an input only). part/nparts name it in the DAG (nparts 0:
  * the whole array). *out is borrowed (the in-flight list holds it). */
-static pg_status issue_part(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
-                            copy_bufs *b, int part, int nparts, pg__comp **out) {
+static pg_status issue_part(pg__runtime *rt, pg__array *const *run, int nrun, int src, int dst,
+                            pg__stream *s, copy_bufs *b, int part, int nparts, pg__comp **out) {
+    pg__array *a = run[0];
     pg__comp *cc = pg__comp_new(rt, PG__COPY);
     if (!cc)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    /* A run longer than a computation's inline room is cut short by the caller. */
     cc->args = cc->args_in;
-    cc->args[0].array = a;
-    cc->args[0].access = PG_ACCESS_IN;
-    cc->nargs = 1;
-    pg__array_ref(a);
-    if (rt->cap)
-        pg__plan_note_read(rt, a, src);
+    cc->nargs = nrun;
+    for (int i = 0; i < nrun; i++) {
+        cc->args[i] = (pg__carg){run[i], PG_ACCESS_IN};
+        pg__array_ref(run[i]);
+        if (rt->cap)
+            pg__plan_note_read(rt, run[i], src);
+    }
+    /* Each piece's producer: the copy reads what each made (inputs, for failures) and waits for
+     * them all (parents; a chunked part waits for flags instead). Inline room: cannot fail. */
     pg__comp *producer = a->ready[src];
-    if (producer) {
-        pg__coh_input_reserve(cc); /* inline room: cannot fail */
-        pg__coh_input_add(cc, producer);
+    pg__coh_input_reserve(cc);
+    cc->parents = cc->parents_in;
+    for (int i = 0; i < nrun; i++) {
+        pg__comp *p = run[i]->ready[src];
+        int seen = 0;
+        for (int j = 0; j < cc->ninputs && !seen; j++)
+            seen = cc->inputs[j] == p;
+        if (!p || seen)
+            continue;
+        pg__coh_input_add(cc, p);
         if (!b->nflags) {
-            pg__comp_ref(producer);
-            cc->parents = cc->parents_in;
-            cc->parents[0] = producer;
-            cc->nparents = 1;
+            pg__comp_ref(p);
+            cc->parents[cc->nparents++] = p;
         }
     }
     cc->copy_src = src;
@@ -200,7 +211,7 @@ static pg_status issue_chunked(pg__runtime *rt, pg__array *a, int src, int dst, 
         b.bytes = (i == nparts - 1 ? a->nbytes : f1 * fb) - b.off;
         b.flags = ch->sync + ch->nflags + f0;
         b.nflags = (uint32_t)(f1 - f0);
-        if ((st = issue_part(rt, a, src, dst, s, &b, i, nparts, out)))
+        if ((st = issue_part(rt, &a, 1, src, dst, s, &b, i, nparts, out)))
             return st; /* the parts issued stay: they are tracked and finish on their own */
     }
     return PG_OK;
@@ -209,11 +220,12 @@ static pg_status issue_chunked(pg__runtime *rt, pg__array *a, int src, int dst, 
 /* Issue a copy of a from location src to dst on stream s (or, for a chunked copy, the source
  * device's copy stream), then mark dst current after it. *out is borrowed (a->ready[dst] and
  * the in-flight list hold it). */
-static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg__stream *s,
-                            pg__comp **out) {
+static pg_status issue_copy(pg__runtime *rt, pg__array *const *run, int nrun, int src, int dst,
+                            pg__stream *s, pg__comp **out) {
+    pg__array *a = run[0];
     copy_bufs b = {0};
     uint64_t block_bytes = 0;
-    int chunked = !rt->opt.elide_copies && rt->ops->wait_flags &&
+    int chunked = nrun == 1 && !rt->opt.elide_copies && rt->ops->wait_flags &&
                   pg__chunks_copyable(rt, a->ready[src], a, src, &block_bytes);
     /* A destination buffer made now is ordered on s (its device's stream); the parts of a
      * chunked copy run on the source device's copy stream, which then waits for it. */
@@ -223,7 +235,8 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
         st = pg__array_buffer(a, src, s, &b.src);
     if (st)
         return st;
-    b.bytes = a->nbytes;
+    for (int i = 0; i < nrun; i++)
+        b.bytes += run[i]->nbytes;
     pg__stream *cs = s;
     if (chunked && (st = pg__stream_copy(rt, a->ready[src]->device, &cs)))
         return st;
@@ -240,11 +253,63 @@ static pg_status issue_copy(pg__runtime *rt, pg__array *a, int src, int dst, pg_
     if (chunked)
         st = issue_chunked(rt, a, src, dst, cs, &b, block_bytes, out);
     else
-        st = issue_part(rt, a, src, dst, s, &b, 0, 0, out);
+        st = issue_part(rt, run, nrun, src, dst, s, &b, 0, 0, out);
     if (st)
         return st;
-    pg__coh_copied(rt, a, dst, *out);
+    for (int i = 0; i < nrun; i++)
+        pg__coh_copied(rt, run[i], dst, *out);
     return PG_OK;
+}
+
+static uint64_t byte_off(const pg__array *a) {
+    return a->off * pg_dtype_size(a->dtype);
+}
+
+/* a, and the pieces of a's array next to it that c reads too and that need the same copy (from
+ * src to dst, none chunked): one copy moves them all, in offset order (run[0] lowest). A kernel
+ * reading a whole array whose partitions were made on another device needed one copy per
+ * partition; in a recorded iteration each copy is a graph node on the critical path (CG on views,
+ * 2 GPUs: eight 64 KB copies in a row per iteration). Returns the run's length, at most cap. */
+static int copy_run(pg__runtime *rt, const pg__comp *c, pg__array *a, int src, int dst,
+                    pg__array **run, int cap) {
+    run[0] = a;
+    int n = 1;
+    if (a->kind != PG__A_PIECE || c->kind != PG__KERNEL || rt->opt.elide_copies)
+        return 1;
+    uint64_t lo = byte_off(a), hi = lo + a->nbytes, bb;
+    for (int grew = 1; grew && n < cap;) {
+        grew = 0;
+        for (int i = 0; i < c->nargs && n < cap; i++) {
+            pg__array *p = c->args[i].array;
+            if (p->kind != PG__A_PIECE || p->store != a->store ||
+                !(c->args[i].access & PG_ACCESS_IN))
+                continue;
+            uint64_t o = byte_off(p);
+            int right = o == hi, left = o + p->nbytes == lo;
+            int in_run = 0;
+            for (int k = 0; k < n && !in_run; k++)
+                in_run = run[k] == p;
+            int psrc = -1;
+            if (in_run || !(right || left) || p->lost || (p->valid & PG__LOC_BIT(dst)) ||
+                pg__coh_source(rt, p, dst, &psrc) != PG_OK || psrc != src ||
+                (rt->ops->wait_flags && pg__chunks_copyable(rt, p->ready[src], p, src, &bb)))
+                continue;
+            if (right) {
+                run[n++] = p;
+                hi = o + p->nbytes;
+            } else {
+                memmove(run + 1, run, (size_t)n * sizeof *run);
+                run[0] = p;
+                n++;
+                lo = o;
+            }
+            grew = 1;
+        }
+    }
+    /* a's own copy may be chunked (it is run[0] alone then) */
+    if (n > 1 && rt->ops->wait_flags && pg__chunks_copyable(rt, a->ready[src], a, src, &bb))
+        return (run[0] = a, 1);
+    return n;
 }
 
 /* The stream for a copy of a from src to dst. The copy waits for the work that made src's copy
@@ -283,8 +348,10 @@ pg_status pg__issue_input(pg__runtime *rt, pg__comp *c, pg__array *a, pg__stream
     pg__stream *cs = s;
     pg__comp *cc;
     st = rt->opt.prefetch || c->copy_inputs ? pg__stream_copy(rt, s->device, &cs) : PG_OK;
+    pg__array *run[PG__INLINE];
+    int nrun = st ? 0 : copy_run(rt, c, a, src, loc, run, PG__INLINE);
     if (!st)
-        st = issue_copy(rt, a, src, loc, cs, &cc);
+        st = issue_copy(rt, run, nrun, src, loc, cs, &cc);
     if (st)
         return st;
     pg__coh_input_add(c, cc);
@@ -309,7 +376,7 @@ pg_status pg__issue_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp
     pg__comp *cc;
     st = copy_stream_for(rt, a, src, 0, &s);
     if (!st)
-        st = issue_copy(rt, a, src, 0, s, &cc);
+        st = issue_copy(rt, &a, 1, src, 0, s, &cc);
     if (!st)
         st = pg__dag_record_add_parent(rt, c, cc->id);
     if (st)
@@ -331,7 +398,7 @@ pg_status pg__issue_prefetch(pg__runtime *rt, pg__array *a, int loc) {
     pg__comp *cc;
     st = copy_stream_for(rt, a, src, loc, &s);
     if (!st)
-        st = issue_copy(rt, a, src, loc, s, &cc);
+        st = issue_copy(rt, &a, 1, src, loc, s, &cc);
     if (st)
         return st;
     /* No consumer orders this copy, so it joins the array's readers itself: a later writer of

@@ -210,7 +210,10 @@ void pg__plan_note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, 
     if (!p || p->broken)
         return;
     /* A copy of an array the calls do not use (a write-back making room): not the calls'. */
-    if (!c->nargs || c->args[0].array->cap_gen != p->gen) {
+    int ours = c->nargs > 0;
+    for (int i = 0; i < c->nargs; i++)
+        ours &= c->args[i].array->cap_gen == p->gen;
+    if (!ours) {
         p->broken = 1;
         return;
     }
@@ -225,10 +228,12 @@ void pg__plan_note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, 
     nd->b.bytes = c->copy_bytes;
     nd->src_loc = c->copy_src;
     nd->dst_loc = c->copy_dst;
-    plan_array *pa = &p->arr[c->args[0].array->cap_idx];
-    pa->used |= PG__LOC_BIT(c->copy_src) | PG__LOC_BIT(c->copy_dst);
-    if (!pa->written)
-        pa->copied_in |= PG__LOC_BIT(c->copy_dst);
+    for (int i = 0; i < c->nargs; i++) { /* one copy may move several pieces (core/issue.c) */
+        plan_array *pa = &p->arr[c->args[i].array->cap_idx];
+        pa->used |= PG__LOC_BIT(c->copy_src) | PG__LOC_BIT(c->copy_dst);
+        if (!pa->written)
+            pa->copied_in |= PG__LOC_BIT(c->copy_dst);
+    }
     p->copies++;
 }
 

@@ -299,6 +299,84 @@ static void partitions_in_blocks(const char *policy) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* Copies of array `id` in the DAG, and the first of them. */
+static int copies_of(uint64_t id, long *first) {
+    char pre[32];
+    int n = snprintf(pre, sizeof pre, "copy a%llu ", (unsigned long long)id), k = 0;
+    *first = -1;
+    for (int i = 0; i < dag.nv; i++)
+        if (!strcmp(dag.v[i].kind, "copy") && !strncmp(dag.v[i].name, pre, (size_t)n)) {
+            if (!k++)
+                *first = dag.v[i].id;
+        }
+    return k;
+}
+
+/* A kernel reading a whole array whose partitions were made on the other device: the adjacent
+ * partitions come over in one copy (bytes: all of them), ordered after each of their writers,
+ * with the values right; a partition between them that is elsewhere splits the run. Then the
+ * same in a recording replayed several times. */
+static void adjacent_pieces_one_copy(void) {
+    pg_runtime *rt = test_runtime_on("host:2", "min-transfer-size", NULL);
+    pg_kernel *f = test_kernel(rt, "fill", "out float *y, float v, int n");
+    pg_kernel *a1 = test_kernel(rt, "add1", NULL);
+    enum { P = 8, R = N / P };
+    pg_array *x = test_array(rt, N), *y = test_array(rt, N), *v[P];
+    pg_array_desc xd;
+    REQUIRE_OK(pg_array_describe(x, &xd));
+    for (int i = 0; i < P; i++)
+        v[i] = view(x, i * R, i * R + R);
+    for (int i = 0; i < P; i++) /* in blocks: 0-3 on one device, 4-7 on the other */
+        fill(f, v[i], (float)i, R);
+    add1(a1, y, x, N); /* reads all of x, where 0-3 are */
+    tdag_load(rt, &dag);
+    int d0 = tdag_vertex(&dag, nth_kernel(0))->device;
+    CHECK(d0 != tdag_vertex(&dag, nth_kernel(P - 1))->device);
+    CHECK(tdag_vertex(&dag, nth_kernel(P / 2 - 1))->device == d0);
+    long add = nth_kernel(P), c0;
+    CHECK(tdag_vertex(&dag, add)->device == d0);
+    CHECK(copies_of(xd.id, &c0) == 1); /* one copy of four pieces */
+    for (int i = 0; i < P; i++) {      /* after each writer of what it moves */
+        long w = nth_kernel(i);
+        CHECK(i < P / 2 ? tdag_edge(&dag, w, add) : tdag_edge(&dag, w, c0));
+    }
+    CHECK(tdag_edge(&dag, c0, add));
+    pg_stats s;
+    REQUIRE_OK(pg_runtime_stats(rt, &s));
+    CHECK(s.copies == 1 && s.bytes_moved == (uint64_t)(P / 2) * R * 4);
+    for (int i = 0; i < P; i++)
+        CHECK(all(y, i * R, i * R + R, (float)i + 1));
+    /* Piece 5 written whole on the host, 4, 6 and 7 again on the other device: three runs. */
+    static float nines[R];
+    for (int i = 0; i < R; i++)
+        nines[i] = 9;
+    for (int i = 4; i < P; i++)
+        if (i == 5)
+            CHECK_OK(pg_array_write(v[5], 0, R, nines));
+        else
+            fill(f, v[i], (float)i, R);
+    add1(a1, y, x, N);
+    tdag_load(rt, &dag);
+    CHECK(copies_of(xd.id, &c0) == 4);
+    CHECK(all(y, 5 * R, 5 * R + 1, 10) && all(y, 6 * R, N, 7) == 0 && all(y, 7 * R, N, 8));
+    /* Recorded and replayed: the result each time as if issued again. */
+    pg_graph *g = NULL;
+    REQUIRE_OK(pg_graph_begin(rt));
+    for (int i = 0; i < P; i++)
+        fill(f, v[i], (float)(10 * i), R);
+    add1(a1, y, x, N);
+    REQUIRE_OK(pg_graph_end(rt, &g));
+    for (int r = 0; r < 4; r++) {
+        for (int i = 0; i < P; i++) /* what the replay overwrites */
+            CHECK_OK(pg_array_write(v[i], 0, 1, &(float){-1}));
+        CHECK_OK(pg_graph_launch(g));
+        for (int i = 0; i < P; i++)
+            CHECK(all(y, i * R, i * R + R, (float)(10 * i) + 1));
+    }
+    CHECK_OK(pg_graph_free(g));
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 int main(void) {
     const char *policies[] = {"round-robin", "stream-aware", "min-transfer-size",
                               "minmax-transfer-time", "min-transfer-time"};
@@ -311,6 +389,7 @@ int main(void) {
     misuse();
     recordings_across_cuts();
     many_pieces_replayed();
+    adjacent_pieces_one_copy();
     for (int p = 0; p < 5; p++)
         partitions_in_blocks(policies[p]);
     CHECK_DONE();
