@@ -19,8 +19,13 @@ SIZES = {"tiny": (256, 25), "small": (4096, 25), "medium": (16384, 25), "large":
          # the GrCUDA paper's range: order 20k to 60k, 50 iterations
          "paper-min": (20000, 50), "paper-mid": (40000, 50), "paper-max": (60000, 50)}
 PARTITIONS = 16
-#: the iteration is recorded once (Runtime.record) and replayed; PGB_CG_RECORD=0: issued eagerly
-RECORD = os.environ.get("PGB_CG_RECORD", "1") != "0"
+#: PGB_CG_RECORD: "1" (default) the iteration is recorded once (Runtime.record) and replayed
+#: each iteration; "run": a whole run's calls (reset and every iteration) are recorded once and
+#: replayed once per run, as the CUDA C baseline captures its run as one CUDA graph; "0": eager
+RECORD_MODE = os.environ.get("PGB_CG_RECORD", "1")
+if RECORD_MODE not in ("0", "1", "run"):
+    raise ValueError("PGB_CG_RECORD must be 0, 1 or run, not %r" % RECORD_MODE)
+RECORD = RECORD_MODE != "0"
 SAMPLE_LIMIT = 1 << 20  # x is checked whole
 CHECK_ROWS = 1024  # rows of the residual b - A x checked
 
@@ -72,13 +77,29 @@ class Polygpu(Workload):
         self.x, self.r, self.p, self.y = (rt.array("float32", n) for _ in range(4))
         self.scalars = rt.array("float32", 4)  # rr, p.Ap, rr_new
         self.yp = [rt.array("float32", r) for _, r in self.parts]
-        self.graph = None
-        if RECORD:
-            with rt.record() as g:
+        self.record()
+
+    def record(self):
+        """Record one iteration, or a whole run (PGB_CG_RECORD)."""
+        self.graph = self.run_graph = None
+        if RECORD_MODE == "run":
+            with self.rt.record() as g:
+                self.calls()
+            self.run_graph = g
+        elif RECORD:
+            with self.rt.record() as g:
                 self.iteration()
             self.graph = g
 
     def run(self):
+        if self.run_graph:
+            self.run_graph()
+        else:
+            self.calls()
+        self.fetch([self.x])
+
+    def calls(self):
+        """A run's calls: the reset, then the iterations (replayed when one was recorded)."""
         ks, n = self.ks, self.n
         g1, gr = grid_1d(n), grid_reduce(n)
         ks.cg_reset(g1, BLOCK)(self.x, self.r, self.p, self.scalars, self.b, n)
@@ -88,7 +109,6 @@ class Polygpu(Workload):
                 self.graph()
             else:
                 self.iteration()
-        self.fetch([self.x])
 
     def iteration(self):
         """One CG iteration's calls (recorded once when RECORD)."""

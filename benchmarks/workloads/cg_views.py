@@ -5,7 +5,7 @@ only the rows made on other devices. Same kernels, sizes, reference and check as
 with CG's one-array-per-partition version."""
 
 from . import cg
-from .cg import (PARTITIONS, RECORD, SAMPLE_LIMIT, SIZES, check, describe,  # noqa: F401
+from .cg import (PARTITIONS, SAMPLE_LIMIT, SIZES, check, describe,  # noqa: F401
                  device_bytes, diagonal, extra_args, reference, sample_total)
 from .common import BLOCK, grid_1d, grid_reduce, matvec_geometry
 
@@ -33,11 +33,7 @@ class Polygpu(cg.Polygpu):
         self.x, self.r, self.p, self.y = (rt.array("float32", n) for _ in range(4))
         self.scalars = rt.array("float32", 4)  # rr, p.Ap, rr_new
         self.yp = [self.y[row0:row0 + r] for row0, r in self.parts]
-        self.graph = None
-        if RECORD:
-            with rt.record() as g:
-                self.iteration()
-            self.graph = g
+        self.record()
 
     def iteration(self):
         ks, n = self.ks, self.n
