@@ -3,6 +3,7 @@
  * or when one of its inputs came from a failed computation; failures travel with the data, not
  * along every edge, so a writer that only had to wait for a failed reader is unaffected. */
 #include "core/internal.h"
+#include "core/phases.h"
 #include "core/power.h"
 
 #include <stdio.h>
@@ -218,7 +219,7 @@ int pg__comp_known_done(const pg__comp *c) {
 static int completed(pg__runtime *rt, pg__comp *c) {
     if (c->stream && c->seq <= c->stream->done_seq)
         return 1;
-    if (c->event && rt->ops->event_done(rt->b, c->event)) {
+    if (c->event && PG__PHASE_QUERY(rt->ops->event_done(rt->b, c->event))) {
         if (c->stream && c->seq > c->stream->done_seq)
             c->stream->done_seq = c->seq;
         return 1;

@@ -28,12 +28,12 @@ static int stream_progress(pg__runtime *rt, pg__comp *head) {
     for (pg__comp *c = head; c && n < SWEEP_PROBE && seen < 4 * SWEEP_PROBE; c = c->next, seen++)
         if (c->stream == s && c->state == PG__ISSUED && c->event)
             cand[n++] = c;
-    if (!n || !rt->ops->event_done(rt->b, cand[0]->event))
+    if (!n || !PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[0]->event)))
         return 0;
     int lo = 0; /* cand[lo] is done */
-    if (n > 1 && rt->ops->event_done(rt->b, cand[n - 1]->event))
+    if (n > 1 && PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[n - 1]->event)))
         lo = n - 1;
-    else if (n > 2 && rt->ops->event_done(rt->b, cand[n / 2]->event))
+    else if (n > 2 && PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[n / 2]->event)))
         lo = n / 2;
     if (cand[lo]->seq > s->done_seq)
         s->done_seq = cand[lo]->seq;

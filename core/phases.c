@@ -21,6 +21,7 @@ static const char *const NAMES[PG__PH_COUNT] = {"enter (lock, handle, dims)",
 uint64_t pg__phase_ns[PG__PH_COUNT];
 uint64_t pg__phase_launches;
 uint64_t pg__phase_mark;
+uint64_t pg__phase_queries, pg__phase_query_ns;
 
 uint64_t pg__phase_clock(void) {
     struct timespec t;
@@ -40,6 +41,10 @@ int pg__phases_report(FILE *out, const char *title) {
         fprintf(out, "| %s | %.3f | %.0f%% |\n", NAMES[p], (double)pg__phase_ns[p] / n / 1e3,
                 total > 0 ? 100.0 * (double)pg__phase_ns[p] / total : 0.0);
     fprintf(out, "| **total** | %.3f | |\n", total / n / 1e3);
+    fprintf(out,
+            "\nevent queries (completion checks, any phase): %.3f per launch, %.3f us per "
+            "launch in them\n",
+            (double)pg__phase_queries / n, (double)pg__phase_query_ns / n / 1e3);
     pg__phases_reset();
     return 1;
 }
@@ -47,6 +52,7 @@ int pg__phases_report(FILE *out, const char *title) {
 void pg__phases_reset(void) {
     memset(pg__phase_ns, 0, sizeof pg__phase_ns);
     pg__phase_launches = 0;
+    pg__phase_queries = pg__phase_query_ns = 0;
 }
 #else
 void pg__phases_reset(void) {}

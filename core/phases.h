@@ -39,7 +39,19 @@ extern uint64_t pg__phase_mark;
         pg__phase_mark = pg__ph_n;                                                                 \
     } while (0)
 #define PG__PHASE_LAUNCH_DONE() (pg__phase_launches++)
+/* Event queries asking whether a computation finished (the sweep's and the others'), and their
+ * time: a line under the table, since they fall in several phases. */
+extern uint64_t pg__phase_queries, pg__phase_query_ns;
+#define PG__PHASE_QUERY(expr)                                                                      \
+    ({                                                                                             \
+        uint64_t pg__q0 = pg__phase_clock();                                                       \
+        int pg__qr = (expr);                                                                       \
+        pg__phase_queries++;                                                                       \
+        pg__phase_query_ns += pg__phase_clock() - pg__q0;                                          \
+        pg__qr;                                                                                    \
+    })
 #else
+#define PG__PHASE_QUERY(expr) (expr)
 #define PG__PHASE_SET() ((void)0)
 #define PG__PHASE_SHARED(p) ((void)0)
 #define PG__PHASE_LAUNCH_DONE() ((void)0)
