@@ -55,6 +55,8 @@ struct pg__bevent {
     pg__bevent *next_free;
 };
 
+enum { TIMING_POOL = 64 };
+
 struct pg__bstream {
     int dev;
     CUstream s;
@@ -77,6 +79,10 @@ struct pg__backend {
     cu_device d[PG_MAX_DEVICES];
     pthread_mutex_t mu; /* the event free lists, the plain host buffers */
     pg__bevent *free_events[PG_MAX_DEVICES];
+    /* Timing events (with timestamps) kept for reuse, per device: the models time one launch in
+     * 16, and creating and destroying its two events cost more than the rest of its launch. */
+    CUevent free_timing[PG_MAX_DEVICES][TIMING_POOL];
+    int nfree_timing[PG_MAX_DEVICES];
     /* Host buffers made with malloc because every context had failed (cuMemHostAlloc needs a
      * working one): host_free must not hand them to the driver. */
     void **plain;
@@ -384,8 +390,12 @@ static pg_status stream_wait(pg__backend *b, pg__bstream *s, pg__bevent *e) {
 static void time_mark(pg__backend *b, pg__bstream *s, pg__timing *t, int end) {
     if (!t || !b->timing)
         return;
-    CUevent e;
-    if (b->cu->cuEventCreate(&e, CU_EVENT_DEFAULT) == CUDA_SUCCESS) {
+    CUevent e = NULL;
+    pthread_mutex_lock(&b->mu);
+    if (b->nfree_timing[s->dev])
+        e = b->free_timing[s->dev][--b->nfree_timing[s->dev]];
+    pthread_mutex_unlock(&b->mu);
+    if (e || b->cu->cuEventCreate(&e, CU_EVENT_DEFAULT) == CUDA_SUCCESS) {
         b->cu->cuEventRecord(e, s->s);
         t->priv[end] = e;
         t->priv_dev = s->dev;
@@ -732,10 +742,21 @@ static uint64_t ns_since_epoch(pg__backend *b, int dev, void *ev) {
     return ns > 0 ? (uint64_t)ns : 0;
 }
 
+/* Back to the pool (a later record replaces whatever the event still waits for), or destroyed
+ * when the pool is full. */
 static void timing_release(pg__backend *b, pg__timing *t) {
+    int d = t->priv_dev;
     for (int i = 0; i < 2; i++)
         if (t->priv[i]) {
-            b->cu->cuEventDestroy((CUevent)t->priv[i]);
+            int kept = 0;
+            pthread_mutex_lock(&b->mu);
+            if (d >= 0 && d < b->n && b->nfree_timing[d] < TIMING_POOL) {
+                b->free_timing[d][b->nfree_timing[d]++] = (CUevent)t->priv[i];
+                kept = 1;
+            }
+            pthread_mutex_unlock(&b->mu);
+            if (!kept)
+                b->cu->cuEventDestroy((CUevent)t->priv[i]);
             t->priv[i] = NULL;
         }
 }
@@ -777,6 +798,8 @@ static void close_backend(pg__backend *b) {
                 b->cu->cuEventDestroy(e->e);
                 pg__free(e);
             }
+            while (b->nfree_timing[d])
+                b->cu->cuEventDestroy(b->free_timing[d][--b->nfree_timing[d]]);
         }
         b->cu->cuDevicePrimaryCtxRelease(b->d[d].dev);
     }
