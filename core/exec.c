@@ -10,15 +10,15 @@
 
 enum { SWEEP_PROBE = 64 };
 
-/* Whether head (issued, on a stream, not known done) has completed, learning with at most three
+/* Whether head (issued, on a stream, not known done) has completed, learning with one or two
  * event queries how far its stream has got: a stream runs in order, so one finished event
- * proves every earlier one finished. It probes head (not done: one query), then the newest of
- * the next SWEEP_PROBE computations on head's stream (done: all of them), then the middle one
- * (done: the older half), and stops there. An event query costs a third of a launch on a GPU
- * (1.3-1.6 us on an H100 or H200): one query per finished computation made the sweep a fifth
- * of every launch; bisecting to the exact point still cost 0.84 us a launch back to back (the
- * newest is never done then: eight queries every 16 launches). Releasing half is enough: the
- * next sweep, 16 submissions later, goes on from there. */
+ * proves every earlier one finished. It asks about the middle one of the next SWEEP_PROBE
+ * computations on head's stream (done: the older half with it), else about head. An event
+ * query costs a third of a launch on a GPU (1.2-1.6 us on an H100 or H200): one query per
+ * finished computation made the sweep a fifth of every launch, and bisecting to the exact
+ * point cost eight queries every 16 launches back to back on an H200 (the newest is never done
+ * then). Releasing the older half is enough: a sweep comes every 16 submissions, and the
+ * computations in flight settle at about twice that. */
 static int stream_progress(pg__runtime *rt, pg__comp *head) {
     pg__stream *s = head->stream;
     pg__comp *cand[SWEEP_PROBE];
@@ -28,24 +28,33 @@ static int stream_progress(pg__runtime *rt, pg__comp *head) {
     for (pg__comp *c = head; c && n < SWEEP_PROBE && seen < 4 * SWEEP_PROBE; c = c->next, seen++)
         if (c->stream == s && c->state == PG__ISSUED && c->event)
             cand[n++] = c;
-    if (!n || !PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[0]->event)))
+    if (!n)
         return 0;
-    int lo = 0; /* cand[lo] is done */
-    if (n > 1 && PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[n - 1]->event)))
-        lo = n - 1;
-    else if (n > 2 && PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[n / 2]->event)))
-        lo = n / 2;
-    if (cand[lo]->seq > s->done_seq)
-        s->done_seq = cand[lo]->seq;
+    int k = n / 2;
+    if (!PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[k]->event)) &&
+        (k == 0 || !PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[k = 0]->event))))
+        return 0;
+    if (cand[k]->seq > s->done_seq)
+        s->done_seq = cand[k]->seq;
     return 1;
 }
 
 void pg__exec_sweep(pg__runtime *rt, int max) {
+    /* A stream is asked about once per sweep: past what that answer settled, its next
+     * computation was issued after the one found unfinished, or very recently. */
+    pg__stream *asked[8];
+    int nasked = 0;
     while (rt->inflight_head && max-- > 0) {
         pg__comp *c = rt->inflight_head;
-        if (c->state == PG__ISSUED && c->stream && c->event && c->seq > c->stream->done_seq &&
-            !stream_progress(rt, c))
-            break;
+        if (c->state == PG__ISSUED && c->stream && c->event && c->seq > c->stream->done_seq) {
+            int again = 0;
+            for (int i = 0; i < nasked && !again; i++)
+                again = asked[i] == c->stream;
+            if (again || !stream_progress(rt, c))
+                break;
+            if (nasked < (int)(sizeof asked / sizeof *asked))
+                asked[nasked++] = c->stream;
+        }
         if (!pg__comp_done(rt, c))
             break;
         rt->inflight_head = c->next;
@@ -590,7 +599,13 @@ pg_status pg__exec_sync(pg__runtime *rt) {
         }
         if (!rt->inflight_head)
             return PG_OK;
-        pg_status st = pg__exec_wait(rt, rt->inflight_head);
+        /* The newest work on the oldest one's stream: waiting for it settles the whole stream,
+         * and the next sweep releases all of it without asking the device again. */
+        pg__comp *w = rt->inflight_head;
+        if (w->state == PG__ISSUED && w->stream && w->stream->last &&
+            w->stream->last->state == PG__ISSUED)
+            w = w->stream->last;
+        pg_status st = pg__exec_wait(rt, w);
         if (st)
             return st;
     }
