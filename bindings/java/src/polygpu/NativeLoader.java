@@ -13,7 +13,9 @@ import java.util.Locale;
 /**
  * Loads libpolygpu_jni: from {@code java.library.path} when it is there, otherwise from the jar,
  * where a bundled build keeps it under {@code polygpu/native/<os>-<arch>/} with a file
- * {@code libs} listing the libraries in load order (libpolygpu first: the JNI library needs it).
+ * {@code libs} listing the libraries in load order (libpolygpu first: the JNI library needs it),
+ * and a file {@code data} listing what the library finds beside itself (the simulator's preset
+ * topologies, {@code sim-presets/*.topo}), extracted into the same folder.
  */
 final class NativeLoader {
     private NativeLoader() {
@@ -28,7 +30,7 @@ final class NativeLoader {
             fromPath = e;
         }
         String dir = "/polygpu/native/" + platform() + "/";
-        List<String> libs = bundled(dir);
+        List<String> libs = bundled(dir, "libs");
         if (libs.isEmpty()) {
             UnsatisfiedLinkError e = new UnsatisfiedLinkError("polygpu: libpolygpu_jni is "
                     + "neither on java.library.path (" + System.getProperty("java.library.path")
@@ -40,6 +42,20 @@ final class NativeLoader {
         try {
             Path tmp = Files.createTempDirectory("polygpu-jni");
             tmp.toFile().deleteOnExit();
+            for (String name : bundled(dir, "data")) {
+                Path file = tmp.resolve(name).normalize();
+                if (!file.startsWith(tmp))
+                    throw new IOException("the jar lists " + name + " outside its folder");
+                Files.createDirectories(file.getParent());
+                file.getParent().toFile().deleteOnExit(); /* deleted after the files in it */
+                try (InputStream in = NativeLoader.class.getResourceAsStream(dir + name)) {
+                    if (in == null)
+                        throw new IOException("the jar lists " + dir + name + " in " + dir
+                                + "data but does not contain it: rebuild the jar");
+                    Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+                }
+                file.toFile().deleteOnExit();
+            }
             for (String lib : libs) {
                 Path file = tmp.resolve(lib);
                 try (InputStream in = NativeLoader.class.getResourceAsStream(dir + lib)) {
@@ -67,9 +83,10 @@ final class NativeLoader {
         return os + "-" + arch;
     }
 
-    private static List<String> bundled(String dir) {
+    /** The lines of the jar's list {@code dir + list}; none when it has no such list. */
+    private static List<String> bundled(String dir, String list) {
         List<String> libs = new ArrayList<>();
-        try (InputStream in = NativeLoader.class.getResourceAsStream(dir + "libs")) {
+        try (InputStream in = NativeLoader.class.getResourceAsStream(dir + list)) {
             if (in == null)
                 return libs;
             for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
