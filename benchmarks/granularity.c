@@ -139,8 +139,7 @@ int main(int argc, char **argv) {
                 double t = run(r, w, tasks, ticks);
                 eff[d] = (double)tasks / w * dur * 1e-6 / t;
                 printf("polygpu-c,%s,%s,%s,%g,%d,%.6f,%.4f,%.3f\n", issue[r],
-                       p ? "independent" : "chain", devices, dur, tasks, t, eff[d],
-                       t / tasks * 1e6);
+                       p ? "independent" : "chain", label, dur, tasks, t, eff[d], t / tasks * 1e6);
                 fflush(stdout);
             }
             double metg = NAN;
