@@ -18,22 +18,31 @@ def main():
         with open(f) as fh:
             rows = [line for line in fh if line.strip() and not line.startswith("#")]
         for r in csv.DictReader(rows):
-            key = "%s %s %s (%s)" % (r["runtime"], r["issue"], r["pattern"], r["devices"])
+            key = (r["runtime"], r["issue"], r["pattern"], r["devices"])
             series[key].append((float(r["duration_us"]), float(r["efficiency"])))
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(9, 6))
+    # One colour per way of issuing, one line style per runtime, one marker per device count:
+    # eighteen lines stay apart.
+    colours = {}
+    styles = {"cuda-c": "-", "polygpu-c": "--", "polygpu-python": ":"}
+    fig, ax = plt.subplots(figsize=(10, 6.5))
     for key in sorted(series):
+        runtime, issue, pattern, devices = key
         pts = sorted(series[key])
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=key)
+        colour = colours.setdefault((issue, pattern), "C%d" % len(colours))
+        two = "+" in devices or devices.startswith("2")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=colour,
+                linestyle=styles.get(runtime, "-."), marker="s" if two else "o", markersize=4,
+                label="%s %s %s (%s)" % key)
     ax.axhline(0.5, color="grey", linestyle="--", linewidth=1)
     ax.set_xscale("log")
     ax.set_xlabel("task duration (µs)")
     ax.set_ylabel("efficiency (ideal / measured)")
     ax.set_ylim(0, 1.05)
     ax.set_title("Task granularity: METG(50%) is where a line crosses 0.5")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="lower right", ncol=2)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     print("wrote", out)
