@@ -274,6 +274,8 @@ static int copy_run(pg__runtime *rt, const pg__comp *c, pg__array *a, int src, i
                     pg__array **run, int cap) {
     run[0] = a;
     int n = 1;
+    /* The limit study (elide_copies) keeps one elided copy per piece, as its bounds were
+     * measured. */
     if (a->kind != PG__A_PIECE || c->kind != PG__KERNEL || rt->opt.elide_copies)
         return 1;
     uint64_t lo = byte_off(a), hi = lo + a->nbytes, bb;
