@@ -143,12 +143,10 @@ static pg_status issue_part(pg__runtime *rt, pg__array *const *run, int nrun, in
     cc->parents = cc->parents_in;
     for (int i = 0; i < nrun; i++) {
         pg__comp *p = run[i]->ready[src];
-        int seen = 0;
-        for (int j = 0; j < cc->ninputs && !seen; j++)
-            seen = cc->inputs[j] == p;
-        if (!p || seen)
+        int before = cc->ninputs;
+        pg__coh_input_add(cc, p); /* no-op for NULL or one already there */
+        if (cc->ninputs == before)
             continue;
-        pg__coh_input_add(cc, p);
         if (!b->nflags) {
             pg__comp_ref(p);
             cc->parents[cc->nparents++] = p;
@@ -274,11 +272,13 @@ static int copy_run(pg__runtime *rt, const pg__comp *c, pg__array *a, int src, i
                     pg__array **run, int cap) {
     run[0] = a;
     int n = 1;
+    uint64_t bb;
     /* The limit study (elide_copies) keeps one elided copy per piece, as its bounds were
-     * measured. */
-    if (a->kind != PG__A_PIECE || c->kind != PG__KERNEL || rt->opt.elide_copies)
+     * measured; a chunked copy goes alone. */
+    if (a->kind != PG__A_PIECE || c->kind != PG__KERNEL || rt->opt.elide_copies ||
+        (rt->ops->wait_flags && pg__chunks_copyable(rt, a->ready[src], a, src, &bb)))
         return 1;
-    uint64_t lo = byte_off(a), hi = lo + a->nbytes, bb;
+    uint64_t lo = byte_off(a), hi = lo + a->nbytes;
     for (int grew = 1; grew && n < cap;) {
         grew = 0;
         for (int i = 0; i < c->nargs && n < cap; i++) {
@@ -286,13 +286,11 @@ static int copy_run(pg__runtime *rt, const pg__comp *c, pg__array *a, int src, i
             if (p->kind != PG__A_PIECE || p->store != a->store ||
                 !(c->args[i].access & PG_ACCESS_IN))
                 continue;
+            /* Pieces are never empty: one in the run lies inside [lo, hi), next to neither end. */
             uint64_t o = byte_off(p);
             int right = o == hi, left = o + p->nbytes == lo;
-            int in_run = 0;
-            for (int k = 0; k < n && !in_run; k++)
-                in_run = run[k] == p;
             int psrc = -1;
-            if (in_run || !(right || left) || p->lost || (p->valid & PG__LOC_BIT(dst)) ||
+            if (!(right || left) || p->lost || (p->valid & PG__LOC_BIT(dst)) ||
                 pg__coh_source(rt, p, dst, &psrc) != PG_OK || psrc != src ||
                 (rt->ops->wait_flags && pg__chunks_copyable(rt, p->ready[src], p, src, &bb)))
                 continue;
@@ -308,9 +306,6 @@ static int copy_run(pg__runtime *rt, const pg__comp *c, pg__array *a, int src, i
             grew = 1;
         }
     }
-    /* a's own copy may be chunked (it is run[0] alone then) */
-    if (n > 1 && rt->ops->wait_flags && pg__chunks_copyable(rt, a->ready[src], a, src, &bb))
-        return (run[0] = a, 1);
     return n;
 }
 
