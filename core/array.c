@@ -99,8 +99,9 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
     a->store = a;
     a->one = a;
     a->users = 1;
-    pg__leave(rt);
+    /* Read under the lock: once it is dropped, another thread closing the runtime frees a. */
     *out = (pg_array *)(uintptr_t)a->handle;
+    pg__leave(rt);
     return PG_OK;
 }
 

@@ -147,8 +147,9 @@ pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out) {
     }
     k->live_index = rt->nkernels;
     rt->kernels[rt->nkernels++] = k;
-    pthread_mutex_unlock(&rt->mu);
+    /* Read under the lock: once it is dropped, another thread closing the runtime frees k. */
     *out = (pg_kernel *)(uintptr_t)k->handle;
+    pthread_mutex_unlock(&rt->mu);
     return PG_OK;
 }
 
