@@ -38,13 +38,13 @@ pg_status pg__dag_to_json(const pg_dag *dag, char **out) {
     for (size_t v = 0; v < dag->nvertices; v++) {
         const pg_dag_vertex_info *r = &dag->vertices[v];
         pg__buf_printf(&b, "%s\n{\"id\":%llu,\"kind\":\"%s\",\"name\":", v ? "," : "",
-                       (unsigned long long)r->id, pg_dag_kind_name(r->kind));
+                       (unsigned long long)r->id, pg__dag_kind_str(r->kind));
         pg__buf_json_string(&b, r->name);
         pg__buf_printf(&b, ",\"device\":%d,\"stream\":%d,\"rank\":%d,\"args\":[", r->device,
                        r->stream, r->rank);
         for (int i = 0; i < r->nargs; i++)
             pg__buf_printf(&b, "%s{\"array\":%llu,\"access\":\"%s\"}", i ? "," : "",
-                           (unsigned long long)r->args[i].array, pg_access_name(r->args[i].access));
+                           (unsigned long long)r->args[i].array, pg__access_str(r->args[i].access));
         pg__buf_printf(&b, "],\"submit_ns\":%llu,\"start_ns\":%llu,\"end_ns\":%llu",
                        (unsigned long long)r->submit_ns, (unsigned long long)r->start_ns,
                        (unsigned long long)r->end_ns);
@@ -133,7 +133,7 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
             /* Not timed (GPUs time work only when the runtime was made with the trace option):
              * an instant at submission, so the timeline still shows every call and where. */
             pg__buf_printf(&b, ",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"%s\",\"name\":",
-                           pg_dag_kind_name(r->kind));
+                           pg__dag_kind_str(r->kind));
             pg__buf_json_string(&b, r->name);
             pg__buf_printf(&b,
                            ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"id\":%llu,"
@@ -143,7 +143,7 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
             continue;
         }
         uint64_t dur = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
-        pg__buf_printf(&b, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", pg_dag_kind_name(r->kind));
+        pg__buf_printf(&b, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", pg__dag_kind_str(r->kind));
         pg__buf_json_string(&b, r->name);
         /* submit_us against ts shows whether the device waited for the script (start close to
          * submission) or the script ran ahead (work queued long before it started). */

@@ -119,3 +119,29 @@ void pg__records_timing(pg__record *ring, uint64_t id, uint64_t start_ns, uint64
         r->end_ns = end_ns;
     }
 }
+
+const char *pg__dag_kind_str(pg_dag_kind kind) {
+    switch (kind) {
+    case PG_DAG_KERNEL:
+        return "kernel";
+    case PG_DAG_HOST_READ:
+        return "host_read";
+    case PG_DAG_HOST_WRITE:
+        return "host_write";
+    case PG_DAG_COPY:
+        return "copy";
+    }
+    return "?";
+}
+
+const char *pg__access_str(pg_access access) {
+    switch (access) {
+    case PG_ACCESS_IN:
+        return "in";
+    case PG_ACCESS_OUT:
+        return "out";
+    case PG_ACCESS_INOUT:
+        return "inout";
+    }
+    return "?";
+}

@@ -80,6 +80,10 @@ pg_status pg__records_snapshot(const pg__record *ring, uint64_t last_id,
                                size_t npower, pg_dag **out);
 
 /* ---- export.c: a snapshot written out (free the text with free) */
+/* The names of vertex kinds and access modes ("?" for a value out of range): what
+   pg_dag_kind_name and pg_access_name return. */
+const char *pg__dag_kind_str(pg_dag_kind kind);
+const char *pg__access_str(pg_access access);
 pg_status pg__dag_to_json(const pg_dag *dag, char **out);
 pg_status pg__dag_to_dot(const pg_dag *dag, char **out);
 pg_status pg__trace_to_json(const pg_dag *dag, char **out); /* Chrome trace */

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""check_calls.py: every call of the library goes down the layer order, read from the built
+objects rather than the sources (check_layers.py reads includes, which miss a call made through
+a declaration in a lower header but defined higher up, as dag/export.c once called
+pg_access_name in core/observe.c).
+
+    base -> nvrtc -> devices, net -> dag, policies -> core
+
+For each object file of the library (CMake's `polygpu.dir`), `nm` gives the symbols it defines
+and the ones it uses; a symbol used by a file of one layer and defined by a file of a higher
+layer, or of another layer of the same rank, is a call against the order. Calls upward through
+function pointers core hands down (a history's drop, a policy's view) are not symbols and are
+allowed, as ARCHITECTURE.md says. Usage: check_calls.py OBJECT_DIR [NM]; exits 1 on any."""
+import os
+import subprocess
+import sys
+
+RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "policies": 3, "core": 4}
+
+
+def symbols(nm, path):
+    out = subprocess.run([nm, "-P", path], capture_output=True, text=True, check=True).stdout
+    defined, used = set(), set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        name, kind = parts[0], parts[1]
+        if kind == "U":
+            used.add(name)
+        elif kind in "TDBRCVWGS":  # global definitions (lower case ones are file-local)
+            defined.add(name)
+    return defined, used
+
+
+def main(objdir, nm="nm"):
+    owner, uses = {}, {}
+    for d, _, names in os.walk(objdir):
+        for n in names:
+            if not n.endswith(".o"):
+                continue
+            path = os.path.join(d, n)
+            src = os.path.relpath(path, objdir)[: -len(".o")]  # e.g. dag/export.c
+            if src.split("/", 1)[0] not in RANK:
+                continue
+            defined, used = symbols(nm, path)
+            for s in defined:
+                owner[s] = src
+            uses[src] = used
+    if not uses:
+        print(f"check_calls: no library objects under {objdir}")
+        return 1
+    bad = []
+    for src, used in sorted(uses.items()):
+        a = src.split("/", 1)[0]
+        for s in sorted(used):
+            target = owner.get(s)
+            if target is None:
+                continue  # the C library, MPI, ...
+            b = target.split("/", 1)[0]
+            if a == b:
+                continue
+            if RANK[b] > RANK[a] or RANK[b] == RANK[a]:
+                how = "sideways" if RANK[b] == RANK[a] else "up"
+                bad.append(f"{src}: calls {s} in {target}: goes {how} ({a} -> {b})")
+    for line in bad:
+        print(line)
+    print(f"check_calls: {len(uses)} objects, {len(bad)} call(s) against the layer order")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        print(__doc__)
+        sys.exit(2)
+    sys.exit(main(*sys.argv[1:3]))
