@@ -27,47 +27,31 @@ void pg__array_remove_live(pg__runtime *rt, pg__array *a) {
     last->live_index = a->live_index;
 }
 
-pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t *shape,
-                       pg_array **out) {
-    pg__error_clear();
-    if (!out || (ndim > 0 && !shape))
-        return pg__error(PG_ERROR_ARGUMENT, "pg_array_new: shape and out must not be NULL");
+pg_status pg__array_shape_check(const char *fn, pg_dtype dtype, int ndim, const int64_t *shape,
+                                uint64_t *size_out, uint64_t *nbytes_out) {
     size_t esize = pg_dtype_size(dtype);
     if (!esize)
-        return pg__error(PG_ERROR_ARGUMENT, "pg_array_new: unknown dtype %d", (int)dtype);
+        return pg__error(PG_ERROR_ARGUMENT, "%s: unknown dtype %d", fn, (int)dtype);
     if (ndim < 1 || ndim > PG_MAX_DIMS)
-        return pg__error(PG_ERROR_ARGUMENT,
-                         "pg_array_new: %d dimensions; arrays have 1 to %d dimensions", ndim,
-                         PG_MAX_DIMS);
+        return pg__error(PG_ERROR_ARGUMENT, "%s: %d dimensions; arrays have 1 to %d dimensions", fn,
+                         ndim, PG_MAX_DIMS);
     uint64_t size = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] <= 0)
             return pg__error(PG_ERROR_ARGUMENT,
-                             "pg_array_new: dimension %d has size %lld; sizes must be positive", i,
+                             "%s: dimension %d has size %lld; sizes must be positive", fn, i,
                              (long long)shape[i]);
         if ((uint64_t)shape[i] > (UINT64_C(1) << 48) / size)
-            return pg__error(PG_ERROR_ARGUMENT,
-                             "pg_array_new: shape is too large (over 2^48 elements)");
+            return pg__error(PG_ERROR_ARGUMENT, "%s: shape is too large (over 2^48 elements)", fn);
         size *= (uint64_t)shape[i];
     }
-    uint64_t nbytes = size * esize;
-    /* The host copy is allocated at first use: an impossible size must fail here, not there. */
-    pg_status hst = pg__host_memory_check(nbytes, "pg_array_new");
-    if (hst)
-        return hst;
-    pg__runtime *rt;
-    if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_array_new", &rt))
-        return PG_ERROR_STATE;
-    uint64_t largest = 0;
-    for (int d = 0; d < rt->ndev; d++)
-        if (rt->dev[d].info.memory_bytes > largest)
-            largest = rt->dev[d].info.memory_bytes;
-    if (largest && nbytes > largest) {
-        pg__leave(rt);
-        return pg__error(PG_ERROR_OUT_OF_MEMORY,
-                         "pg_array_new: %llu bytes is more than any device's memory (%llu bytes)",
-                         (unsigned long long)nbytes, (unsigned long long)largest);
-    }
+    *size_out = size;
+    *nbytes_out = size * esize;
+    return PG_OK;
+}
+
+pg_status pg__array_new_root(pg__runtime *rt, pg_dtype dtype, int ndim, const int64_t *shape,
+                             uint64_t size, uint64_t nbytes, pg__array **out) {
     pg__array *a = pg__calloc(1, sizeof *a);
     pg_status st = a ? PG_OK : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!st)
@@ -80,7 +64,6 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
         }
     }
     if (st) {
-        pg__leave(rt);
         pg__free(a);
         return st;
     }
@@ -99,10 +82,43 @@ pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t 
     a->store = a;
     a->one = a;
     a->users = 1;
-    /* Read under the lock: once it is dropped, another thread closing the runtime frees a. */
-    *out = (pg_array *)(uintptr_t)a->handle;
-    pg__leave(rt);
+    *out = a;
     return PG_OK;
+}
+
+pg_status pg_array_new(pg_runtime *rth, pg_dtype dtype, int ndim, const int64_t *shape,
+                       pg_array **out) {
+    pg__error_clear();
+    if (!out || (ndim > 0 && !shape))
+        return pg__error(PG_ERROR_ARGUMENT, "pg_array_new: shape and out must not be NULL");
+    uint64_t size, nbytes;
+    pg_status st = pg__array_shape_check("pg_array_new", dtype, ndim, shape, &size, &nbytes);
+    if (st)
+        return st;
+    /* The host copy is allocated at first use: an impossible size must fail here, not there. */
+    pg_status hst = pg__host_memory_check(nbytes, "pg_array_new");
+    if (hst)
+        return hst;
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_array_new", &rt))
+        return PG_ERROR_STATE;
+    uint64_t largest = 0;
+    for (int d = 0; d < rt->ndev; d++)
+        if (rt->dev[d].info.memory_bytes > largest)
+            largest = rt->dev[d].info.memory_bytes;
+    if (largest && nbytes > largest) {
+        pg__leave(rt);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY,
+                         "pg_array_new: %llu bytes is more than any device's memory (%llu bytes)",
+                         (unsigned long long)nbytes, (unsigned long long)largest);
+    }
+    pg__array *a = NULL;
+    st = pg__array_new_root(rt, dtype, ndim, shape, size, nbytes, &a);
+    /* Read under the lock: once it is dropped, another thread closing the runtime frees a. */
+    if (!st)
+        *out = (pg_array *)(uintptr_t)a->handle;
+    pg__leave(rt);
+    return st;
 }
 
 void pg__array_ref(pg__array *a) {
@@ -117,16 +133,21 @@ void pg__array_unref(pg__array *a) {
     pg__coh_array_free(a);
     for (int l = 0; l < PG__NLOC; l++)
         pg__comp_set(rt, &a->ready[l], NULL);
-    if (a->host)
+    int theirs = a->adopted ? a->adopted_loc : -1; /* another library's memory stays */
+    if (a->host && theirs != 0)
         rt->ops->host_free(rt->b, a->host);
     for (int d = 0; d < rt->ndev; d++)
-        if (a->dev[d]) {
+        if (a->dev[d] && theirs != PG__LOC(d)) {
             rt->ops->dev_free(rt->b, d, a->dev[d]);
             pg__evict_forget(rt, a, d);
         }
     pg__array *store = a->store;
+    void (*release)(void *) = a->adopted ? a->release : NULL;
+    void *release_ctx = a->release_ctx;
     pg__free(a->pieces);
     pg__free(a);
+    if (release) /* nothing of ours uses the memory any more */
+        release(release_ctx);
     if (store != a) /* a view or a piece: the elements may go now */
         pg__array_unref(store);
 }
@@ -189,6 +210,16 @@ pg_status pg_array_free(pg_array *h) {
         return pg__error(PG_ERROR_STATE,
                          "pg_array_free: array %llu is still mapped; unmap it first",
                          (unsigned long long)a->id);
+    }
+    /* The other library keeps the memory an adopted array's value lives in: it gets the last
+     * value (the copy holds the root until it has run). */
+    pg_status wst = a->adopted ? pg__array_write_home(rt, a) : PG_OK;
+    if (wst) {
+        pg__leave(rt);
+        return pg__error_wrap(wst,
+                              "pg_array_free: writing array %llu back to the memory it "
+                              "adopted",
+                              (unsigned long long)a->id);
     }
     pg__handle_release(a->handle);
     pg__array_remove_live(rt, a);
@@ -432,4 +463,40 @@ pg_status pg_array_prefetch(pg_array *h, int location) {
     }
     pg__leave(rt);
     return st;
+}
+
+pg_status pg__array_write_home(pg__runtime *rt, pg__array *root) {
+    if (!root->adopted)
+        return PG_OK;
+    int home = root->adopted_loc;
+    pg__array **ps;
+    int n;
+    pg__array_parts(root, &ps, &n);
+    for (int i = 0; i < n; i++) {
+        pg__array *p = ps[i];
+        if (p->lost || p->fresh || (p->valid & PG__LOC_BIT(home)))
+            continue;
+        /* A value still being made on the host, or held back behind a mapping, is not known
+         * yet: the sync or free after it writes it back. */
+        pg__comp *w = p->hist.writer;
+        if ((p->map_comp && p->map_comp->kind == PG__HOST_WRITE) ||
+            (w && (w->state == PG__OPEN || w->state == PG__PENDING)))
+            continue;
+        pg_status st = pg__issue_prefetch(rt, p, home);
+        if (st)
+            return st;
+    }
+    return PG_OK;
+}
+
+pg_status pg__array_write_home_all(pg__runtime *rt) {
+    for (int i = 0; i < rt->narrays; i++) {
+        pg__array *a = rt->arrays[i];
+        if (a->adopted && a->kind == PG__A_ROOT) {
+            pg_status st = pg__array_write_home(rt, a);
+            if (st)
+                return st;
+        }
+    }
+    return PG_OK;
 }

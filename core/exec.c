@@ -624,7 +624,7 @@ static pg_status foreign_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void 
     foreign_ctx *f = ctx;
     (void)c;
     pg_status st = PG_OK;
-    if (f->src && f->stream)
+    if (f->stream) /* a copy in, or an adoption (pg_array_adopt_device): after their work */
         st = rt->ops->stream_wait_foreign(rt->b, s->b, f->stream);
     if (!st && f->src)
         st = rt->ops->copy(rt->b, s->b, s->device, f->buf, s->device,

@@ -241,6 +241,13 @@ struct pg__array {
     int owner;
     uint64_t rank_stale;
     uint32_t rank_version;
+    /* a root adopting another library's memory (pg_array_adopt_*): its buffer at location
+     * `adopted_loc` is theirs — never freed nor evicted, written back to by
+     * pg__array_write_home — and release(release_ctx) runs when the root goes */
+    int adopted;
+    int adopted_loc;
+    void (*release)(void *ctx);
+    void *release_ctx;
 };
 
 /* ---- kernels */
@@ -497,6 +504,12 @@ void pg__array_ref(pg__array *a);
 void pg__array_unref(pg__array *a);
 /* rt->arrays, the live handles (a root or a view each) */
 pg_status pg__array_add_live(pg__runtime *rt, pg__array *a);
+/* pg_array_new's checks of dtype and shape (errors name fn), and a new root with a handle,
+ * zeros everywhere (rt->mu held). */
+pg_status pg__array_shape_check(const char *fn, pg_dtype dtype, int ndim, const int64_t *shape,
+                                uint64_t *size, uint64_t *nbytes);
+pg_status pg__array_new_root(pg__runtime *rt, pg_dtype dtype, int ndim, const int64_t *shape,
+                             uint64_t size, uint64_t nbytes, pg__array **out);
 void pg__array_remove_live(pg__runtime *rt, pg__array *a);
 /* The buffer at a location, allocated on first use (zeroed if the array is fresh); a piece's or
  * view's is its root's at its offset. */
@@ -614,6 +627,10 @@ pg_status pg__issue_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp
 /* Start a copy of a's current value to location loc (0 host, d+1 device d) unless loc holds
  * it already; returns without waiting. The copy counts as a reader of a. */
 pg_status pg__issue_prefetch(pg__runtime *rt, pg__array *a, int loc);
+/* Adopted roots (pg_array_adopt_*): copy each piece whose current value is not in the adopted
+ * memory back into it (core/array.c); _all for every live root of rt (sync, close). */
+pg_status pg__array_write_home(pg__runtime *rt, pg__array *root);
+pg_status pg__array_write_home_all(pg__runtime *rt);
 /* Issue c (args set) on s, both decided already (a plan's replay, core/replay.c): parents from
  * the arrays' histories and `extra` (what it reads that they may not name), accepted into the
  * DAG under `name`, then pg__issue with work. *blocked: an open host access holds it back;

@@ -364,6 +364,25 @@ pg_status pg_array_wait(pg_array *a);
  * CUstream `stream` (0: none to wait for). Asynchronous, device to device, no host copy. */
 pg_status pg_array_copy_from_device(pg_array *a, uint64_t src, size_t bytes, uint64_t stream);
 
+/* A new array whose value IS memory another library owns (zero-copy; DLPack's from_dlpack):
+ * `ptr` holds the array's elements, C-contiguous, at the host (pg_array_adopt_host) or on the
+ * GPU holding it (pg_array_adopt_device: the runtime finds which of its GPUs that is; the
+ * value is the memory's after the work enqueued so far on the native CUstream `stream`, 0:
+ * none to wait for, 1: CUDA's legacy default stream, 2: the per-thread one). The runtime uses
+ * that memory as its copy there: kernels on that device read and write it in place, other
+ * locations get copies as usual, and the memory is never freed, moved or evicted. Writes made
+ * anywhere else (another device, the host) are copied back into it by pg_runtime_sync,
+ * pg_runtime_free and pg_array_free of the array, so the other library sees them after a
+ * sync. `release(ctx)` (may be NULL) is called exactly once, from whichever thread lets the
+ * last computation using the memory go, with the runtime's lock held (it must not call back
+ * into polygpu): the memory may go then. On an error nothing is adopted and release is not
+ * called. Refused with several ranks; adopt_device on CPU devices is PG_ERROR_UNSUPPORTED. */
+pg_status pg_array_adopt_host(pg_runtime *rt, pg_dtype dtype, int ndim, const int64_t *shape,
+                              void *ptr, void (*release)(void *ctx), void *ctx, pg_array **out);
+pg_status pg_array_adopt_device(pg_runtime *rt, pg_dtype dtype, int ndim, const int64_t *shape,
+                                void *ptr, uint64_t stream, void (*release)(void *ctx),
+                                void *ctx, pg_array **out);
+
 /* Zero-copy host access to the whole array: *ptr stays valid until the matching unmap.
  * PG_ACCESS_IN waits for the last writer; OUT/INOUT also wait for readers, and make the host
  * copy the only valid one. Kernels that conflict with a mapped array are held back (not

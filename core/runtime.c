@@ -202,7 +202,10 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
     for (int i = 0; i < rt->narrays; i++)
         while (rt->arrays[i]->map_count)
             pg__exec_host_end(rt, rt->arrays[i]);
+    pg_status wst = pg__array_write_home_all(rt); /* adopted memory: the last values */
     pg_status st = pg__exec_sync(rt);
+    if (!st)
+        st = wst;
     pthread_mutex_unlock(&rt->mu);
     pg__wait_deadline_pop(outer);
     if (st == PG_ERROR_TIMEOUT || st == PG_ERROR_INTERRUPTED)
@@ -276,7 +279,9 @@ static pg_status sync_for(pg_runtime *h, uint64_t timeout_ns, const char *fn) {
         return st;
     }
     uint64_t outer = pg__wait_deadline_push(timeout_ns);
-    st = pg__exec_sync(rt);
+    st = pg__array_write_home_all(rt); /* adopted memory gets values made elsewhere */
+    if (!st)
+        st = pg__exec_sync(rt);
     pg__wait_deadline_pop(outer);
     if (!st)
         st = pg__comp_failures_take(rt); /* a fault since the last sync, as CUDA reports one */
