@@ -41,10 +41,11 @@ def array(dtype, shape, *, owner=None):
     return default_runtime().array(dtype, shape, owner=owner)
 
 
-def from_dlpack(obj, dtype=None):
-    """``default_runtime().from_dlpack(obj, dtype)``: a :class:`DeviceArray` holding a copy of
-    ``obj``, any DLPack producer (see :meth:`Runtime.from_dlpack`)."""
-    return default_runtime().from_dlpack(obj, dtype)
+def from_dlpack(obj, dtype=None, copy=None):
+    """``default_runtime().from_dlpack(obj, dtype, copy)``: a :class:`DeviceArray` sharing
+    ``obj``'s memory (any DLPack producer; a copy with ``copy=True`` or where sharing cannot be,
+    see :meth:`Runtime.from_dlpack`)."""
+    return default_runtime().from_dlpack(obj, dtype, copy)
 
 
 def asarray(obj, dtype=None, *, owner=None):

@@ -8,7 +8,9 @@ def array(
     dtype: _polygpu._DTypeLike, shape: _polygpu._ShapeLike, *, owner: int | None = None
 ) -> _polygpu.DeviceArray: ...
 def from_dlpack(
-    obj: _runtime._DLPackProducer, dtype: _polygpu._DTypeLike | None = None
+    obj: _runtime._DLPackProducer,
+    dtype: _polygpu._DTypeLike | None = None,
+    copy: bool | None = None,
 ) -> _polygpu.DeviceArray: ...
 def asarray(
     obj: object, dtype: _polygpu._DTypeLike | None = None, *, owner: int | None = None

@@ -109,23 +109,56 @@ class Runtime(_polygpu.Runtime):
             return self.from_dlpack(obj, dtype)
         return super().asarray(obj, dtype, owner=owner)
 
-    def from_dlpack(self, obj, dtype=None):
-        """A new :class:`DeviceArray` holding a copy of ``obj``, any DLPack producer: on the CPU
-        (NumPy, PyTorch CPU tensors, JAX on CPU, another polygpu array), read through
-        ``numpy.from_dlpack`` without a copy before polygpu's own; on a CUDA device device to
-        device, through its ``__cuda_array_interface__`` (CuPy, PyTorch, Numba) as
-        :meth:`asarray` does, else through its DLPack capsule (JAX), ordered after the
-        producer's work on CUDA's legacy default stream.
-        ``dtype`` converts as in :meth:`asarray`.
+    def from_dlpack(self, obj, dtype=None, copy=None):
+        """A new :class:`DeviceArray` from ``obj``, any DLPack producer (NumPy, PyTorch, CuPy,
+        JAX, another polygpu array), as the array API's ``from_dlpack``: by default it **shares
+        obj's memory** (zero-copy) — the runtime adopts the producer's buffer as its copy on
+        that GPU (a CUDA tensor) or on the host (a CPU producer), ordered after the producer's
+        work on CUDA's legacy default stream (DLPack's stream rule), and kernels read and write
+        it in place. Writes made elsewhere (another device, the host) are copied back into it
+        at :meth:`sync`, at ``free()`` of the array and at :meth:`close`: after a sync the
+        producer sees every write. The producer's tensor is kept alive until the array and
+        its work are gone.
+
+        ``copy=True`` always copies (the array then owns its memory; the producer is not
+        written); ``copy=False`` never copies and raises BufferError where sharing cannot be (a
+        non-contiguous or read-only tensor, a dtype conversion, several ranks); ``copy=None``
+        (default) shares where it can, else copies. ``dtype`` converts, which needs a copy.
 
         Raises :class:`ArgumentError` for an object that is not a DLPack producer or lives on
-        another kind of device, ImportError when a CPU producer needs NumPy and it is missing.
+        another kind of device, ImportError when a CPU producer must be copied and NumPy is
+        missing.
         """
+        if copy not in (None, True, False):
+            raise TypeError("from_dlpack: copy must be None, True or False, not %r" % (copy,))
         if not hasattr(obj, "__dlpack_device__"):
             raise _polygpu.ArgumentError(
                 "from_dlpack: %s is not a DLPack producer (it has no __dlpack_device__)"
                 % type(obj).__name__)
-        kind = obj.__dlpack_device__()[0]
+        dev = obj.__dlpack_device__()
+        if not isinstance(dev, tuple) or len(dev) != 2:
+            raise TypeError("from_dlpack: %s.__dlpack_device__() returned %r, not a "
+                            "(device_type, device_id) tuple" % (type(obj).__name__, dev))
+        kind = dev[0]
+        if kind not in (1, 2, 3):
+            raise _polygpu.ArgumentError(
+                "from_dlpack: %s lives on DLPack device type %d; polygpu reads CPU (1) and "
+                "CUDA (2) producers" % (type(obj).__name__, kind))
+        if copy is not True:
+            why = None
+            if isinstance(obj, _polygpu.DeviceArray):
+                why = "a polygpu array exports a read-only view of its host copy; use the " \
+                      "array itself, or a view of it (a[lo:hi])"
+            elif dtype is not None and _polygpu.dtype_name(dtype) != _dlpack_dtype_name(obj):
+                why = "a conversion to %s needs a copy" % _polygpu.dtype_name(dtype)
+            else:
+                try:
+                    return self._adopt_dlpack(obj, kind == 2)
+                except (BufferError, _polygpu.UnsupportedError) as e:
+                    why = str(e)
+            if copy is False:
+                raise BufferError("from_dlpack(copy=False): cannot share %s's memory: %s"
+                                  % (type(obj).__name__, why))
         if kind in (1, 3):  # kDLCPU, kDLCUDAHost: host memory
             try:
                 import numpy
@@ -133,19 +166,15 @@ class Runtime(_polygpu.Runtime):
                 raise ImportError("from_dlpack: reading a CPU DLPack producer needs NumPy "
                                   "(pip install numpy)") from None
             return self.asarray(numpy.from_dlpack(obj), dtype)
-        if kind == 2 and hasattr(obj, "__cuda_array_interface__"):  # kDLCUDA
+        if hasattr(obj, "__cuda_array_interface__"):
             return self.asarray(obj, dtype)
-        if kind == 2:  # a CUDA producer that speaks only DLPack (JAX): its capsule
-            a = self._from_dlpack_cuda(obj)
-            if dtype is not None and a.dtype_name != _polygpu.dtype_name(dtype):
-                a.free()
-                raise _polygpu.ArgumentError(
-                    "from_dlpack of a CUDA tensor copies on the GPU and keeps its dtype (%s); "
-                    "convert it there first" % a.dtype_name)
-            return a
-        raise _polygpu.ArgumentError(
-            "from_dlpack: %s lives on DLPack device type %d; polygpu reads CPU (1) and CUDA "
-            "(2) producers" % (type(obj).__name__, kind))
+        a = self._from_dlpack_cuda(obj)  # a CUDA producer that speaks only DLPack (JAX)
+        if dtype is not None and a.dtype_name != _polygpu.dtype_name(dtype):
+            a.free()
+            raise _polygpu.ArgumentError(
+                "from_dlpack of a CUDA tensor copies on the GPU and keeps its dtype (%s); "
+                "convert it there first" % a.dtype_name)
+        return a
 
     def dag(self):
         """The DAG of the most recent computations as a :class:`polygpu.DAG` (a dict), a
@@ -205,3 +234,16 @@ class Runtime(_polygpu.Runtime):
             return "<polygpu.Runtime closed>"
         names = ", ".join(d["name"] for d in self.devices)
         return "<polygpu.Runtime devices=[%s]>" % names
+
+
+def _dlpack_dtype_name(obj):
+    """The polygpu name of obj's element type (None when unknown), without exporting it."""
+    dt = getattr(obj, "dtype", None)
+    try:
+        return _polygpu.dtype_name(dt) if dt is not None else None
+    except Exception:  # a dtype polygpu lacks, or a framework's own dtype object
+        name = str(dt).rsplit(".", 1)[-1]
+        try:
+            return _polygpu.dtype_name(name)
+        except Exception:
+            return None

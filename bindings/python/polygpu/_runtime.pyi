@@ -23,7 +23,10 @@ _StrPath: TypeAlias = Union[str, PathLike[str]]
 
 class Runtime(_polygpu.Runtime):
     def from_dlpack(
-        self, obj: _DLPackProducer, dtype: _polygpu._DTypeLike | None = None
+        self,
+        obj: _DLPackProducer,
+        dtype: _polygpu._DTypeLike | None = None,
+        copy: bool | None = None,
     ) -> _polygpu.DeviceArray: ...
     def dag(self) -> DAG: ...
     def timeline(self) -> Timeline: ...

@@ -9,6 +9,8 @@
  * unversioned capsule). */
 #include "pgpy.h"
 
+#include <pthread.h>
+
 typedef struct {
     int32_t device_type; /* kDLCPU = 1 */
     int32_t device_id;
@@ -290,5 +292,131 @@ PyObject *pgpy_from_dlpack_cuda(pgpy_runtime *rt, PyObject *obj) {
             pg_array_free(h);
         return NULL;
     }
+    return pgpy_array_wrap(rt, h);
+}
+
+/* ---- zero-copy import (Runtime._adopt_dlpack): the runtime adopts the producer's memory
+ * (pg_array_adopt_host / _device) and gives the tensor back when its last use is gone. The
+ * runtime calls release with its lock held, from any thread, perhaps while another thread
+ * holding the GIL waits for that lock: so release only queues the tensor, and the deleter runs
+ * later with the GIL, as a pending call of the main thread (Py_AddPendingCall needs no GIL). */
+typedef struct adopted_node {
+    pgdl_managed *m;
+    struct adopted_node *next;
+} adopted_node;
+
+static pthread_mutex_t adopted_mu = PTHREAD_MUTEX_INITIALIZER;
+static adopted_node *adopted_done;
+
+static int adopted_drain(void *unused) {
+    (void)unused;
+    pthread_mutex_lock(&adopted_mu);
+    adopted_node *n = adopted_done;
+    adopted_done = NULL;
+    pthread_mutex_unlock(&adopted_mu);
+    while (n) {
+        adopted_node *next = n->next;
+        if (n->m->deleter)
+            n->m->deleter(n->m);
+        PyMem_RawFree(n);
+        n = next;
+    }
+    return 0;
+}
+
+static void adopted_release(void *ctx) {
+    adopted_node *n = ctx;
+    pthread_mutex_lock(&adopted_mu);
+    int first = adopted_done == NULL;
+    n->next = adopted_done;
+    adopted_done = n;
+    pthread_mutex_unlock(&adopted_mu);
+    if (first) /* if the queue of pending calls is full, the next release or import drains */
+        (void)Py_AddPendingCall(adopted_drain, NULL);
+}
+
+/* The capsule of obj.__dlpack__(stream=...) (CUDA: the legacy default stream, after which
+ * the producer's work is ordered; the host: no stream). */
+static PyObject *dlpack_capsule(PyObject *obj, int cuda) {
+    PyObject *meth = PyObject_GetAttrString(obj, "__dlpack__");
+    if (!meth)
+        return NULL;
+    PyObject *noargs = PyTuple_New(0);
+    PyObject *kw = cuda ? Py_BuildValue("{s:i}", "stream", 1) : NULL;
+    PyObject *cap = noargs && (kw || !cuda) ? PyObject_Call(meth, noargs, kw) : NULL;
+    Py_XDECREF(kw);
+    Py_XDECREF(noargs);
+    Py_DECREF(meth);
+    return cap;
+}
+
+/* Runtime._adopt_dlpack(obj, cuda): a DeviceArray whose value is obj's memory, or BufferError
+ * (naming why) where that cannot be: the caller copies instead unless copy=False. */
+PyObject *pgpy_adopt_dlpack(pgpy_runtime *rt, PyObject *obj, int cuda) {
+    adopted_drain(NULL);
+    PyObject *cap = dlpack_capsule(obj, cuda);
+    if (!cap)
+        return NULL;
+    pgdl_managed *m =
+        PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
+    if (!m) {
+        Py_DECREF(cap);
+        return PyErr_Format(PyExc_BufferError,
+                            "from_dlpack: __dlpack__ returned no unused 'dltensor' capsule");
+    }
+    pgdl_tensor *t = &m->dl_tensor;
+    int ndim = t->ndim;
+    pg_dtype dt = PG_DTYPE_COUNT;
+    for (int k = 0; k < PG_DTYPE_COUNT; k++) {
+        pgdl_dtype d = dl_dtype((pg_dtype)k);
+        if (d.code == t->dtype.code && d.bits == t->dtype.bits && t->dtype.lanes == 1)
+            dt = (pg_dtype)k;
+    }
+    int64_t shape[PG_MAX_DIMS];
+    int contiguous = 1, empty = 0;
+    if (ndim >= 1 && ndim <= PG_MAX_DIMS) {
+        int64_t want = 1;
+        for (int i = ndim - 1; i >= 0; i--) {
+            shape[i] = t->shape[i];
+            empty |= shape[i] == 0;
+            if (t->strides && shape[i] > 1 && t->strides[i] != want)
+                contiguous = 0;
+            want *= shape[i];
+        }
+    }
+    int type = t->device.device_type;
+    const char *why = (cuda ? type != DL_CUDA : (type != DL_CPU && type != 3))
+                          ? "is not where its __dlpack_device__ said"
+                      : dt == PG_DTYPE_COUNT           ? "has an element type polygpu lacks"
+                      : ndim < 1 || ndim > PG_MAX_DIMS ? "has a number of dimensions polygpu lacks"
+                      : !contiguous                    ? "is not C-contiguous"
+                      : empty                          ? "has no elements"
+                                                       : NULL;
+    if (why) {
+        Py_DECREF(cap); /* unused: its destructor lets the producer's tensor go */
+        return PyErr_Format(PyExc_BufferError, "from_dlpack: the DLPack tensor %s", why);
+    }
+    adopted_node *node = PyMem_RawCalloc(1, sizeof *node);
+    if (!node) {
+        Py_DECREF(cap);
+        return PyErr_NoMemory();
+    }
+    node->m = m;
+    void *data = (char *)t->data + t->byte_offset;
+    pg_array *h = NULL;
+    pg_runtime *rth = rt->h;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = cuda ? pg_array_adopt_device(rth, dt, ndim, shape, data, 1, adopted_release, node, &h)
+              : pg_array_adopt_host(rth, dt, ndim, shape, data, adopted_release, node, &h);
+    Py_END_ALLOW_THREADS
+    if (st != PG_OK) {
+        PyMem_RawFree(node);
+        Py_DECREF(cap);
+        return pgpy_raise(st);
+    }
+    /* The runtime owns the tensor now: the capsule must not delete it. */
+    PyCapsule_SetName(cap, "used_dltensor");
+    Py_DECREF(cap);
     return pgpy_array_wrap(rt, h);
 }

@@ -60,6 +60,9 @@ PyObject *pgpy_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pgpy_array_dlpack_device(PyObject *self, PyObject *unused);
 /* A new DeviceArray copying a CUDA DLPack producer device to device (dlpack.c). */
 PyObject *pgpy_from_dlpack_cuda(pgpy_runtime *rt, PyObject *obj);
+/* A DeviceArray adopting obj's memory (zero-copy; cuda: a kDLCUDA producer, else host memory),
+ * or BufferError where it cannot. */
+PyObject *pgpy_adopt_dlpack(pgpy_runtime *rt, PyObject *obj, int cuda);
 /* graph.c: Runtime.record() */
 PyObject *pgpy_runtime_record(PyObject *self, PyObject *unused);
 

@@ -398,6 +398,17 @@ static PyObject *runtime_from_dlpack_cuda(PyObject *self, PyObject *obj) {
     return pgpy_from_dlpack_cuda(rt, obj);
 }
 
+static PyObject *runtime_adopt_dlpack(PyObject *self, PyObject *args) {
+    PyObject *obj;
+    int cuda = 0;
+    if (!PyArg_ParseTuple(args, "Op:_adopt_dlpack", &obj, &cuda))
+        return NULL;
+    pgpy_runtime *rt = live(self);
+    if (check_open(rt) < 0)
+        return NULL;
+    return pgpy_adopt_dlpack(rt, obj, cuda);
+}
+
 static PyObject *runtime_clock(PyObject *self, PyObject *unused) {
     (void)unused;
     pgpy_runtime *rt = live(self);
@@ -723,6 +734,9 @@ static PyMethodDef runtime_methods[] = {
     {"_from_dlpack_cuda", (PyCFunction)runtime_from_dlpack_cuda, METH_O,
      "_from_dlpack_cuda(obj, /)\n--\n\nA new DeviceArray copying obj, a CUDA DLPack producer, "
      "device to device\n(from_dlpack uses it for producers without __cuda_array_interface__)."},
+    {"_adopt_dlpack", runtime_adopt_dlpack, METH_VARARGS,
+     "_adopt_dlpack(obj, cuda, /)\n--\n\nA new DeviceArray whose value is obj's memory, a DLPack "
+     "producer\n(zero-copy: from_dlpack uses it), or BufferError where that cannot be."},
     {"asarray", (PyCFunction)(void (*)(void))runtime_asarray, METH_VARARGS | METH_KEYWORDS,
      "asarray(obj, dtype=None, *, owner=None)\n--\n\nA new DeviceArray holding a copy of obj: "
      "any object with "

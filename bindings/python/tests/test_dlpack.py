@@ -185,3 +185,117 @@ def test_asarray_takes_a_dlpack_only_producer(rt):
     assert a.shape == (3, 4) and a.dtype == "int32" and (a.to_numpy() == host).all()
     b = pg.asarray(Producer(host))  # the default runtime
     assert b.tolist() == host.tolist()
+
+
+SCALE = ('extern "C" __global__ void scale(float *y, float s, int n) {'
+         ' int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] *= s; }')
+
+
+def test_from_dlpack_shares_a_numpy_arrays_memory(rt):
+    """Zero-copy by default, as the array API's from_dlpack: kernels (on any CPU device) write
+    the producer's memory, which holds every write after a sync."""
+    host = np.arange(1000, dtype=np.float32)
+    a = rt.from_dlpack(host)
+    k = rt.kernel(SCALE, "scale")
+    for _ in range(3):
+        k(4, 256)(a, 2.0, 1000)
+    rt.sync()
+    assert host[10] == 80.0 and host[999] == 999.0 * 8
+    a[0:2] = np.array([7.0, 8.0], dtype=np.float32)  # a host write goes to the memory itself
+    assert host[:2].tolist() == [7.0, 8.0]
+    host[5] = -1.0  # and the producer's own writes are what the runtime reads (no copy kept)
+    assert a[5] == -1.0
+
+
+def test_from_dlpack_writes_back_at_free_and_keeps_the_producer_alive(rt):
+    k = rt.kernel(SCALE, "scale")
+    host = np.ones(256, dtype=np.float32)
+    a = rt.from_dlpack(host)
+    del host  # the runtime keeps the producer alive through its DLPack tensor
+    gc.collect()
+    k(1, 256)(a, 3.0, 256)
+    b = np.from_dlpack(a)
+    assert b[0] == 3.0 and b[255] == 3.0
+    del b
+    gc.collect()
+    mem = np.zeros(64, dtype=np.float64)
+    c = rt.from_dlpack(mem)
+    rt.kernel('extern "C" __global__ void fill(double *y, double v, int n) {'
+              ' int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = v; }',
+              "fill")(1, 64)(c, 4.5, 64)
+    c.free()  # the last value is written back before the memory is let go
+    rt.sync()
+    assert (mem == 4.5).all()
+
+
+def test_from_dlpack_copy_option(rt):
+    host = np.arange(8, dtype=np.float32)
+    k = rt.kernel(SCALE, "scale")
+    copied = rt.from_dlpack(host, copy=True)
+    k(1, 32)(copied, 2.0, 8)
+    rt.sync()
+    assert host[3] == 3.0 and copied[3] == 6.0  # a copy: the producer is not written
+    strided = np.arange(16, dtype=np.float32)[::2]
+    with pytest.raises(BufferError, match="C-contiguous"):
+        rt.from_dlpack(strided, copy=False)
+    assert rt.from_dlpack(strided).tolist() == strided.tolist()  # copy=None: copies instead
+    with pytest.raises(BufferError, match="conversion"):
+        rt.from_dlpack(host, dtype="float64", copy=False)
+    assert rt.from_dlpack(host, dtype="float64").dtype == "float64"
+    readonly = np.arange(4, dtype=np.int32)
+    readonly.flags.writeable = False  # NumPy refuses to export it: a copy then
+    assert rt.from_dlpack(readonly).tolist() == [0, 1, 2, 3]
+    with pytest.raises(BufferError):
+        rt.from_dlpack(readonly, copy=False)
+    with pytest.raises(TypeError, match="copy"):
+        rt.from_dlpack(host, copy="yes")
+    a = rt.asarray(host)
+    with pytest.raises(BufferError, match="read-only"):
+        rt.from_dlpack(a, copy=False)  # a polygpu array's export is read-only: never shared
+    assert rt.from_dlpack(a).tolist() == host.tolist()
+
+
+def test_gpu_from_dlpack_shares_torch_and_cupy_memory():
+    """On GPUs the runtime adopts the producer's device buffer: a kernel's writes reach the
+    tensor after a sync (zero-copy); copy=True leaves the tensor as it was."""
+    rt = gpu_runtime()
+    try:
+        k = rt.kernel(SCALE, "scale")
+        tested = 0
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        if torch is not None and torch.cuda.is_available():
+            t = torch.arange(1024, dtype=torch.float32, device="cuda")
+            a = rt.from_dlpack(t)
+            assert a.__dlpack_device__() == (2, t.device.index or 0)
+            k(4, 256)(a, 3.0, 1024)
+            rt.sync()
+            torch.cuda.synchronize()
+            assert float(t[1023]) == 3069.0 and float(t[1]) == 3.0
+            t2 = torch.ones(16, device="cuda")
+            c = rt.from_dlpack(t2, copy=True)
+            k(1, 32)(c, 5.0, 16)
+            rt.sync()
+            assert float(t2[0]) == 1.0 and c[0] == 5.0
+            tested += 1
+        try:
+            import cupy as cp
+        except ImportError:
+            cp = None
+        if cp is not None:
+            x = cp.full(512, 2.0, dtype=cp.float32)
+            b = rt.from_dlpack(x)
+            k(2, 256)(b, 4.0, 512)
+            rt.sync()
+            assert float(x[511]) == 8.0
+            assert b[0] == 8.0  # a host read of the adopted copy
+            b.free()
+            x[0] = 1.0  # the producer keeps its memory after the array is gone
+            assert float(x[0]) == 1.0
+            tested += 1
+        if not tested:
+            pytest.skip("needs PyTorch with CUDA or CuPy")
+    finally:
+        rt.close()
