@@ -46,8 +46,8 @@ static void find_args(const pg__comp *c, pg__chunks *ch, uint64_t threads) {
     const pg__kernel *k = c->kernel;
     for (int p = 0; p < k->nparams && p < c->nslots && ch->n < PG__CHUNK_ARGS; p++) {
         int K = k->params[p].chunk_per_thread, j = c->slot_arg[p];
-        if (K <= 0 || j < 0)
-            continue;
+        if (K <= 0 || j < 0 || !(k->params[p].access & PG_ACCESS_OUT))
+            continue; /* in(chunks=...) says what a block reads: for splitting only */
         pg__array *a = c->args[j].array;
         int shared = 0;
         for (int q = 0; q < k->nparams && q < c->nslots && !shared; q++) {

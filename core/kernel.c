@@ -89,7 +89,7 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
      * per-chunk flags (nvrtc/chunk_wrap.c); CPU devices count blocks themselves. */
     char *wrapped = NULL, wname[192];
     for (int i = 0; i < n; i++)
-        k->chunked |= params[i].chunk_per_thread > 0;
+        k->chunked |= params[i].chunk_per_thread > 0 && (params[i].access & PG_ACCESS_OUT);
     if (k->chunked && rt->ops->launch_chunks && rt->ops->chunk_epilogue) {
         if (n + PG__CHUNK_EXTRA_PARAMS > PG__MAX_PARAMS)
             st = pg__error(PG_ERROR_ARGUMENT,

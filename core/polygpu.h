@@ -457,8 +457,15 @@ typedef struct pg_param_info {
     pg_dtype dtype;   /* element type (pointers) or value type (scalars) */
     pg_access access; /* pointers only */
     /* out(chunks=blocks*K): thread block b (linear index, x fastest) writes elements
-     * [b*K*T, (b+1)*K*T) of it, T the threads per block; 0 when not declared */
+     * [b*K*T, (b+1)*K*T) of it, T the threads per block; in(chunks=blocks*K): b reads them;
+     * 0 when not declared */
     int chunk_per_thread;
+    /* out(rows=blocks*R) / in(rows=blocks*R): block b writes / reads rows [b*R, (b+1)*R) along
+     * the first axis; 0 when not declared */
+    int rows_per_block;
+    /* in(..., halo=H): block b also reads the H elements (chunks) or rows (rows=) on each side
+     * of its own; inputs only */
+    int halo;
 } pg_param_info;
 
 /* Fill up to `capacity` parameter descriptions; *count gets the number of parameters. */

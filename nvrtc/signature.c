@@ -246,50 +246,129 @@ static pg_status param_error(const sig_ctx *cx, int pos, const char *text, size_
                      (int)len, text, why);
 }
 
-/* "out(chunks=blocks) float *y" / "out(chunks=blocks*K) ...": the output is written in
- * contiguous chunks, one per thread block in order (K elements per thread, 1 by default), so
- * copies of it may start per chunk while the kernel runs. On success *skip is the length of
- * "out(...)" minus the word (the caller reads "out" as usual from the rest), *k the factor; 0
- * and *skip 0 when there are no parentheses. -1 with why set: a malformed option. */
-static int chunk_option(const char *text, size_t len, size_t *skip, int *k, char *why, size_t cap) {
+/* The options in parentheses after an access word: what each thread block b (linear index, x
+ * fastest; T threads per block) touches of the array, so that copies of an output may start per
+ * chunk while the kernel runs, and one launch may be split over devices by ranges of blocks:
+ *   out(chunks=blocks[*K])       b writes elements [b*K*T, (b+1)*K*T)
+ *   out(rows=blocks*R)           b writes rows [b*R, (b+1)*R) along the first axis
+ *   in(chunks=blocks[*K], halo=H) b reads its elements and the H elements on each side
+ *   in(rows=blocks*R, halo=H)    b reads its rows and the H rows on each side
+ * (inout as out; halo is optional and for inputs only). */
+typedef struct access_opts {
+    int chunk_k, rows, halo;
+} access_opts;
+
+/* One "key=value" of the options: 0, or -1 with why set. */
+static int access_item(const char *opt, access_opts *o, int input, char *why, size_t cap) {
+    const char *digits;
+    long v = 1;
+    if (!strncmp(opt, "chunks=blocks", 13) || !strncmp(opt, "rows=blocks", 11)) {
+        int rows = opt[0] == 'r';
+        const char *rest = opt + (rows ? 11 : 13);
+        if (*rest) {
+            digits = rest + 1;
+            if (*rest != '*' || !*digits || strspn(digits, "0123456789") != strlen(digits) ||
+                (v = strtol(digits, NULL, 10)) < 1 || v > 65536) {
+                snprintf(why, cap,
+                         "'%s': write %s=blocks or %s=blocks*K with K from 1 to 65536 (%s per "
+                         "thread block)",
+                         opt, rows ? "rows" : "chunks", rows ? "rows" : "chunks",
+                         rows ? "K rows" : "K elements per thread");
+                return -1;
+            }
+        }
+        if (o->chunk_k || o->rows) {
+            snprintf(why, cap, "'%s': give one of chunks= and rows=, once", opt);
+            return -1;
+        }
+        if (rows)
+            o->rows = (int)v;
+        else
+            o->chunk_k = (int)v;
+        return 0;
+    }
+    if (!strncmp(opt, "halo=", 5)) {
+        digits = opt + 5;
+        if (!input) {
+            snprintf(why, cap,
+                     "'%s': halo applies to inputs only (the elements a block reads beyond its "
+                     "own range); a block of an output writes its own range",
+                     opt);
+            return -1;
+        }
+        if (!*digits || strspn(digits, "0123456789") != strlen(digits) ||
+            (v = strtol(digits, NULL, 10)) < 0 || v > (1L << 30)) {
+            snprintf(why, cap, "'%s': halo=H takes a whole number of elements or rows, 0 to 2^30",
+                     opt);
+            return -1;
+        }
+        if (o->halo) {
+            snprintf(why, cap, "'%s': halo is given twice", opt);
+            return -1;
+        }
+        o->halo = (int)v;
+        return 0;
+    }
+    snprintf(why, cap,
+             "unknown option '%s': the options are chunks=blocks[*K] (each thread block touches "
+             "one contiguous chunk, K elements per thread), rows=blocks*R (R rows per block), and "
+             "for inputs halo=H",
+             opt);
+    return -1;
+}
+
+/* "out(chunks=blocks) float *y", "in(rows=blocks*4, halo=1) const float *x": on success *skip
+ * is the length of "(...)" (the caller reads the access word as usual from the rest) and *o the
+ * options; 0 and *skip 0 when there are no parentheses. -1 with why set: malformed options. */
+static int access_option(const char *text, size_t len, size_t *skip, access_opts *o, char *why,
+                         size_t cap) {
     size_t i = 0;
     *skip = 0;
-    *k = 0;
+    memset(o, 0, sizeof *o);
     while (i < len && isspace((unsigned char)text[i]))
         i++;
     size_t w = i;
     while (i < len && isalpha((unsigned char)text[i]))
         i++;
-    if (!(word_is(text + w, i - w, "out") || word_is(text + w, i - w, "inout")) || i >= len ||
-        text[i] != '(')
+    int input = word_is(text + w, i - w, "in");
+    if (!(input || word_is(text + w, i - w, "out") || word_is(text + w, i - w, "inout")) ||
+        i >= len || text[i] != '(')
         return 0;
     size_t open = i, close = open;
     while (close < len && text[close] != ')')
         close++;
     if (close >= len) {
-        snprintf(why, cap, "'%.*s(' is not closed: write out(chunks=blocks)", (int)(i - w),
-                 text + w);
+        snprintf(why, cap, "'%.*s(' is not closed: write %.*s(chunks=blocks)", (int)(i - w),
+                 text + w, (int)(i - w), text + w);
         return -1;
     }
-    char opt[64];
+    char opt[128];
     size_t n = 0;
-    for (size_t j = open + 1; j < close && n + 1 < sizeof opt; j++)
-        if (!isspace((unsigned char)text[j]))
-            opt[n++] = text[j];
-    opt[n] = 0;
-    long factor = 1;
-    if (strncmp(opt, "chunks=blocks", 13) != 0 ||
-        (opt[13] && (opt[13] != '*' || (factor = strtol(opt + 14, NULL, 10)) < 1 ||
-                     factor > 65536 || strspn(opt + 14, "0123456789") != strlen(opt + 14)))) {
+    for (size_t j = open + 1; j <= close; j++) {
+        if (j < close && text[j] != ',') {
+            if (!isspace((unsigned char)text[j]) && n + 1 < sizeof opt)
+                opt[n++] = text[j];
+            continue;
+        }
+        opt[n] = 0;
+        if (n == 0) {
+            snprintf(why, cap, "'%.*s(%.*s)': an empty option", (int)(i - w), text + w,
+                     (int)(close - open - 1), text + open + 1);
+            return -1;
+        }
+        if (access_item(opt, o, input, why, cap) < 0)
+            return -1;
+        n = 0;
+    }
+    if (!o->chunk_k && !o->rows) {
         snprintf(why, cap,
-                 "unknown option '%.*s' of '%.*s': the one option is chunks=blocks (each thread "
-                 "block writes one contiguous chunk, one element per thread) or chunks=blocks*K "
-                 "(K elements per thread, K from 1 to 65536)",
-                 (int)(close - open - 1), text + open + 1, (int)(i - w), text + w);
+                 "'%.*s(%.*s)': say which part each thread block touches (chunks=blocks or "
+                 "rows=blocks*R)%s",
+                 (int)(i - w), text + w, (int)(close - open - 1), text + open + 1,
+                 o->halo ? " before its halo" : "");
         return -1;
     }
     *skip = close + 1 - open;
-    *k = (int)factor;
     return 1;
 }
 
@@ -299,8 +378,8 @@ static pg_status parse_param(const sig_ctx *cx, int pos, const char *text, size_
     int nt;
     char cwhy[512];
     size_t cskip = 0;
-    int chunk_k = 0;
-    int copt = cx->allow_prefix ? chunk_option(text, len, &cskip, &chunk_k, cwhy, sizeof cwhy) : 0;
+    access_opts ao = {0, 0, 0};
+    int copt = cx->allow_prefix ? access_option(text, len, &cskip, &ao, cwhy, sizeof cwhy) : 0;
     if (copt < 0)
         return param_error(cx, pos, text, len, NULL, 0, "%s", cwhy);
     char ctext[1024];
@@ -427,10 +506,13 @@ static pg_status parse_param(const sig_ctx *cx, int pos, const char *text, size_
     if (tl >= sizeof p->type)
         return param_error(cx, pos, text, len, nm, nmn, "the type '%s' is too long", type);
     memcpy(p->type, type, tl + 1);
-    if (chunk_k && !stars)
-        return param_error(cx, pos, text, len, nm, nmn, "chunks=blocks applies to pointers only");
+    if (copt > 0 && !stars)
+        return param_error(cx, pos, text, len, nm, nmn, "%s=blocks applies to pointers only",
+                           ao.rows ? "rows" : "chunks");
     p->is_array = stars == 1;
-    p->chunk_per_thread = chunk_k;
+    p->chunk_per_thread = ao.chunk_k;
+    p->rows_per_block = ao.rows;
+    p->halo = ao.halo;
     p->dtype = dt;
     p->access = !stars          ? PG_ACCESS_IN
                 : prefix        ? prefix

@@ -135,10 +135,15 @@ static void test_signature(void) {
                          "out(chunks=blocks*0) float *y, int n, int reps",
                          "out(chunks=blocks*x) float *y, int n, int reps",
                          "out(chunks=blocks float *y, int n, int reps",
-                         "in(chunks=blocks) const float *y, int n, int reps",
-                         "out float *y, out(chunks=blocks) int n, int reps"};
-    const char *says[] = {"chunks=blocks", "chunks=blocks", "chunks=blocks", "not closed", "",
-                          "pointers only"};
+                         "out(chunks=blocks, halo=1) float *y, int n, int reps",
+                         "out float *y, out(chunks=blocks) int n, int reps",
+                         "out(rows=blocks*0) float *y, int n, int reps",
+                         "out(chunks=blocks, rows=blocks) float *y, int n, int reps",
+                         "in(halo=2) const float *y, int n, int reps",
+                         "out(chunks=blocks,) float *y, int n, int reps"};
+    const char *says[] = {
+        "chunks=blocks", "chunks=blocks", "chunks=blocks",  "not closed",      "inputs only",
+        "pointers only", "rows=blocks*K", "one of chunks=", "before its halo", "empty option"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         pg_kernel *kk = NULL;
         CHECK(pg_kernel_new(rt, SRC, "produce", bad[i], NULL, &kk) == PG_ERROR_ARGUMENT);
