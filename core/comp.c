@@ -85,6 +85,9 @@ static void release_work(pg__runtime *rt, pg__comp *c) {
         pg__free(c->slots);
     if (c->slot_arg != c->slot_arg_in)
         pg__free(c->slot_arg);
+    pg__free(c->slot_shift);
+    c->slot_shift = NULL;
+    c->block_first = c->block_count = 0;
     c->slots = NULL;
     c->slot_arg = NULL;
 }

@@ -199,6 +199,20 @@ static pg_status launch_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *
     for (int i = 0; i < c->nslots; i++)
         if (c->slot_arg[i] >= 0)
             c->slots[i] = (uint64_t)(uintptr_t)l->buf[c->slot_arg[i]];
+    if (__builtin_expect(c->block_count != 0, 0)) {
+        /* A part of a split launch (core/split.c): each pointer back to its argument's first
+         * element, only the part's blocks run, and a replay of it stays eager (a plan node
+         * would run the whole grid). */
+        for (int i = 0; i < c->nslots; i++)
+            if (c->slot_arg[i] >= 0)
+                c->slots[i] -=
+                    c->slot_shift[i] * pg_dtype_size(c->args[c->slot_arg[i]].array->dtype);
+        if (rt->cap)
+            pg__plan_note_broken(rt);
+        return rt->ops->launch_range(rt->b, s->b, l->fn, c->grid, c->block, c->shared_mem, c->slots,
+                                     c->nslots, c->block_first, c->block_count,
+                                     c->timed ? &c->timing : NULL);
+    }
     if (c->kernel->is_task) {
         if (rt->cap) /* a C function is no backend graph node: the replay stays eager */
             pg__plan_note_broken(rt);

@@ -248,10 +248,14 @@ pg_status pg_graph_launch(pg_graph *h) {
                            i + 1, g->ncalls);
             break;
         }
-        st = pg__exec_submit(rt, c);
-        if (c->state == PG__PENDING)
+        int split = 0; /* as pg_kernel_launch does (core/split.c) */
+        if (c->kernel->splittable)
+            st = pg__split_submit(rt, c, &split);
+        if (!st && !split)
+            st = pg__exec_submit(rt, c);
+        if (c->state == PG__PENDING && !split)
             whole = 0;
-        if (!st && rt->opt.sync)
+        if (!st && !split && rt->opt.sync)
             st = pg__exec_wait(rt, c);
         pg__comp_unref(rt, c);
     }

@@ -148,6 +148,12 @@ struct pg__comp {
     int nslots;
     uint64_t *slots;
     int8_t *slot_arg; /* per parameter: index into args, or -1 for a scalar */
+    /* one part of a launch split over devices (core/split.c): only blocks [block_first,
+     * block_first + block_count) run (count 0: the whole grid), and per slot the elements
+     * between the argument's first element (what the kernel's pointer points to) and the
+     * first element of the pieces bound (NULL: none; owned) */
+    uint64_t block_first, block_count;
+    uint64_t *slot_shift;
     /* copy */
     int copy_src, copy_dst; /* locations */
     uint64_t copy_bytes;
@@ -266,6 +272,9 @@ struct pg__kernel {
     int chunked, wrapped;
     /* a task (core/task.c): C functions instead of a compiled image (image NULL) */
     int is_task;
+    /* core/split.c: its signature says what each block writes of every array it writes
+     * (splittable); split: 1 auto, 0 off, 2 on (pg_kernel_split), -1 the runtime's option */
+    int splittable, split;
     pg_task_impls impls;
 };
 
@@ -335,6 +344,7 @@ typedef struct pg__options_resolved {
     char power_watts[512];        /* injected watts per device (core/power.c); "": none */
     double power_limit;           /* watts per node the chosen devices may draw; 0: none */
     enum { PG__RANKS_AUTO, PG__RANKS_MPI, PG__RANKS_OFF } ranks; /* option ranks */
+    int split; /* option split: 1 auto, 0 off */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -534,6 +544,16 @@ void pg__array_user_gone(pg__array *a);
  * accesses merged per piece, slot map updated: at submission, so that a recording made before
  * a cut replays over the pieces of then. */
 pg_status pg__comp_expand_pieces(pg__runtime *rt, pg__comp *c);
+/* Make element `at` of root r the start of a piece (a no-op at 0, at the end, or where a cut
+ * is already); refused while the piece there is mapped or held back behind a mapping. */
+pg_status pg__array_cut(pg__runtime *rt, pg__array *r, uint64_t at);
+
+/* ---- one launch over several devices (core/split.c) */
+/* At kernel creation: whether its signature lets a launch be split (k->splittable). */
+void pg__split_kernel_init(pg__kernel *k);
+/* Submit bound launch c as one part per device when its kernel and the runtime allow it
+ * (*done 1: submitted so, c itself is not); else *done 0 and the caller submits c. */
+pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done);
 
 /* ---- device memory (core/evict.c): the bytes of device buffers per device, kept under
  * device_memory_limit (and under what the device itself can give) by evicting least recently

@@ -84,6 +84,7 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     k->refs = 1;
     k->params = params;
     k->nparams = n;
+    pg__split_kernel_init(k);
     pg__kernel_src src = {source, name, options, params, n, rt->opt.cache_dir};
     /* Chunked outputs: on GPUs the kernel is built inside a wrapper whose epilogue raises
      * per-chunk flags (nvrtc/chunk_wrap.c); CPU devices count blocks themselves. */
@@ -195,6 +196,16 @@ pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec) {
     c->shared_mem = rec->shared_mem;
     c->fits = rec->fits;
     c->copy_inputs = rec->copy_inputs;
+    c->block_first = rec->block_first;
+    c->block_count = rec->block_count;
+    if (rec->slot_shift) {
+        c->slot_shift = pg__malloc((size_t)n * sizeof *c->slot_shift);
+        if (!c->slot_shift) {
+            pg__comp_unref(rt, c);
+            return NULL;
+        }
+        memcpy(c->slot_shift, rec->slot_shift, (size_t)n * sizeof *c->slot_shift);
+    }
     return c;
 }
 
@@ -414,8 +425,12 @@ static pg_status launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared
         pg__leave(rt);
         return st;
     }
-    st = pg__exec_submit(rt, c);
-    if (!st && rt->opt.sync)
+    int split = 0; /* one part per device (core/split.c), for kernels that say how */
+    if (__builtin_expect(k->splittable, 0))
+        st = pg__split_submit(rt, c, &split);
+    if (!st && !split)
+        st = pg__exec_submit(rt, c);
+    if (!st && !split && rt->opt.sync)
         st = pg__exec_wait(rt, c);
     PG__PHASE_SHARED(PG__PH_BOOKKEEP);
     pg__comp_unref(rt, c);

@@ -118,6 +118,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         str = &o->power_watts;
     else if (!strcmp(name, "ranks"))
         str = &o->ranks;
+    else if (!strcmp(name, "split"))
+        str = &o->split;
     if (str) {
         const char *copy = pg__intern(value);
         if (!copy)
@@ -178,7 +180,7 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace, cache_dir, check, "
                      "device_memory_limit, elide_copies, chunk_bytes, profile, models, "
-                     "power_limit, power_watts or ranks",
+                     "power_limit, power_watts, ranks or split",
                      name);
 }
 
@@ -412,6 +414,17 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
         r->models = 0;
     else
         return pg__error(PG_ERROR_ARGUMENT, "unknown models '%s': expected off or on", md);
+
+    const char *spl = pick(o->split, "PG_SPLIT", "auto");
+    if (!strcmp(spl, "auto"))
+        r->split = 1;
+    else if (!strcmp(spl, "off"))
+        r->split = 0;
+    else
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "unknown split '%s': expected auto (one launch over several devices, "
+                         "for kernels whose signature says what each block writes) or off",
+                         spl);
 
     const char *rk = pick(o->ranks, "PG_RANKS", "auto");
     if (!strcmp(rk, "auto"))

@@ -222,6 +222,10 @@ static pg_status cut(pg__runtime *rt, pg__array *r, uint64_t at) {
     return PG_OK;
 }
 
+pg_status pg__array_cut(pg__runtime *rt, pg__array *r, uint64_t at) {
+    return cut(rt, r, at);
+}
+
 void pg__array_user_gone(pg__array *a) {
     pg__array *r = a->store;
     if (--r->users > 0 || !r->pieces)

@@ -150,6 +150,12 @@ typedef struct pg_options {
      * kernel runs on the rank owning what it writes, and values move between ranks as the
      * program needs them. NULL: PG_RANKS, else "auto". */
     const char *ranks;
+    /* One launch over several devices (issue "One launch over every GPU"): "auto" (default)
+     * splits a launch of a kernel whose signature says what each thread block writes
+     * (out/inout(chunks=blocks) or (rows=blocks*R) for every array it writes) into one
+     * computation per device over contiguous ranges of its blocks; "off" never splits.
+     * pg_kernel_split sets it per kernel. NULL: PG_SPLIT, else "auto". */
+    const char *split;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -467,6 +473,15 @@ typedef struct pg_param_info {
      * of its own; inputs only */
     int halo;
 } pg_param_info;
+
+/* Whether launches of k are split over devices (option split): "auto" (split when its
+ * signature says what each thread block writes of every array it writes, the runtime has
+ * several devices it fits and the grid several blocks), "on" (as auto, and a launch that
+ * cannot be split is an error naming why; refused at once for a kernel whose signature does
+ * not allow it), "off", or "default" (the runtime's option). A split launch is one computation
+ * per device over a contiguous range of the grid's blocks, each block seeing its true blockIdx
+ * and the whole gridDim; its array arguments are the ranges the signature gives. */
+pg_status pg_kernel_split(pg_kernel *k, const char *mode);
 
 /* Fill up to `capacity` parameter descriptions; *count gets the number of parameters. */
 pg_status pg_kernel_params(pg_kernel *k, pg_param_info *out, int capacity, int *count);

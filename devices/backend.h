@@ -91,6 +91,14 @@ typedef struct pg__backend_ops {
     pg_status (*launch)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
                         size_t shared_mem, const uint64_t *params, int nparams, pg__timing *t);
 
+    /* Launch only blocks [first, first + count) of the grid (linear index, x fastest): each
+     * block sees its own blockIdx and the whole grid's gridDim, as in a launch of the whole
+     * grid (a launch split over devices, core/split.c). NULL: the backend cannot; launches are
+     * then never split. */
+    pg_status (*launch_range)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
+                              pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                              int nparams, uint64_t first, uint64_t count, pg__timing *t);
+
     /* Chunked outputs (out(chunks=blocks), nvrtc/chunk_wrap.h). chunk_epilogue: 1 when kernels
      * with chunked outputs must be built from their wrapper source (GPUs: the epilogue runs in
      * the kernel), 0 when the backend counts finished blocks itself (CPU devices).

@@ -267,6 +267,13 @@ static pg_status host_launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 g
                                   t);
 }
 
+static pg_status host_launch_range(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
+                                   pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                                   int nparams, uint64_t first, uint64_t count, pg__timing *t) {
+    return pg__host_stream_launch_range(s, (pg__cpu_entry)fn, grid, block, shared_mem, params,
+                                        nparams, first, count, t);
+}
+
 static pg_status host_launch_chunks(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
                                     pg_dim3 block, size_t shared_mem, const uint64_t *params,
                                     int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t) {
@@ -314,6 +321,7 @@ static const pg__backend_ops host_ops = {
     .kernel_function = host_kernel_function,
     .kernel_free = host_kernel_free,
     .launch = host_launch,
+    .launch_range = host_launch_range,
     .call = host_call,
     .timing_resolve = host_timing_resolve,
     .timing_release = host_timing_release,

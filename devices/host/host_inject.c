@@ -108,6 +108,14 @@ static pg_status inj_launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 gr
     return real->launch(b, s, fn, grid, block, shared_mem, params, nparams, t);
 }
 
+static pg_status inj_launch_range(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
+                                  pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                                  int nparams, uint64_t first, uint64_t count, pg__timing *t) {
+    if (hit(PG__INJ_LAUNCH))
+        return injected(PG_ERROR_DEVICE, "kernel launch");
+    return real->launch_range(b, s, fn, grid, block, shared_mem, params, nparams, first, count, t);
+}
+
 static const pg__backend_ops *_Atomic real_pending;
 
 static void make_wrapped(void) {
@@ -123,6 +131,8 @@ static void make_wrapped(void) {
     wrapped.kernel_build = inj_kernel_build;
     wrapped.kernel_function = inj_kernel_function;
     wrapped.launch = inj_launch;
+    if (real->launch_range)
+        wrapped.launch_range = inj_launch_range;
 }
 
 const pg__backend_ops *pg__host_inject_wrap(const pg__backend_ops *ops) {

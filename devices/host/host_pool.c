@@ -18,11 +18,11 @@ typedef struct job {
     const pg__cpu_launch *l;
     void **params;
     const pg__host_chunks *ch;
-    uint64_t nblocks, chunk, nchunks;
-    atomic_uint_fast64_t next; /* next chunk to take */
-    int helpers;               /* helper threads working on it (pool mutex) */
-    int linked;                /* still in the pool's list (pool mutex) */
-    int faulted;               /* a block faulted: the first fault is in `fault` (pool mutex) */
+    uint64_t first, nblocks, chunk, nchunks; /* blocks [first, first + nblocks) */
+    atomic_uint_fast64_t next;               /* next chunk to take */
+    int helpers;                             /* helper threads working on it (pool mutex) */
+    int linked;                              /* still in the pool's list (pool mutex) */
+    int faulted; /* a block faulted: the first fault is in `fault` (pool mutex) */
     pg__host_fault fault;
     struct job *prev, *next_job;
 } job;
@@ -64,7 +64,7 @@ static void run_chunks_body(void *arg) {
             return;
         uint64_t begin = c * j->chunk;
         uint64_t end = begin + j->chunk < j->nblocks ? begin + j->chunk : j->nblocks;
-        j->fn(j->l, begin, end, j->params);
+        j->fn(j->l, j->first + begin, j->first + end, j->params);
         if (j->ch)
             count_blocks(j->ch, j->nblocks, begin, end);
     }
@@ -139,10 +139,11 @@ static void *helper_main(void *arg) {
 }
 
 int pg__host_pool_run(pg__host_pool *p, pg__cpu_entry fn, const pg__cpu_launch *l, void **params,
-                      uint64_t nblocks, const pg__host_chunks *ch, pg__host_fault *fault) {
+                      uint64_t first, uint64_t nblocks, const pg__host_chunks *ch,
+                      pg__host_fault *fault) {
     if (nblocks == 0)
         return 0;
-    job j = {.fn = fn, .l = l, .params = params, .ch = ch, .nblocks = nblocks};
+    job j = {.fn = fn, .l = l, .params = params, .ch = ch, .first = first, .nblocks = nblocks};
     if (!p || p->nthreads == 0 || nblocks == 1) {
         j.chunk = nblocks; /* one chunk: every block on the caller */
         j.nchunks = 1;

@@ -31,8 +31,10 @@ typedef struct pg__host_chunks {
     void *ctx;
 } pg__host_chunks;
 
-/* ch may be NULL (no counting). */
+/* Run blocks [first, first + nblocks) of the launch (linear index); ch may be NULL (no
+ * counting; chunks count from block 0, so first is 0 with ch). */
 int pg__host_pool_run(pg__host_pool *p, pg__cpu_entry fn, const pg__cpu_launch *l, void **params,
-                      uint64_t nblocks, const pg__host_chunks *ch, pg__host_fault *fault);
+                      uint64_t first, uint64_t nblocks, const pg__host_chunks *ch,
+                      pg__host_fault *fault);
 
 #endif

@@ -37,7 +37,7 @@ typedef struct op {
         struct {
             pg__cpu_entry fn;
             pg__cpu_launch l;
-            uint64_t nblocks;
+            uint64_t first, nblocks; /* blocks [first, first + nblocks) of the grid */
             int nparams;
             uint32_t *sync; /* chunked outputs: counters then flags (NULL: none) */
             uint32_t bpc;
@@ -246,7 +246,7 @@ static int run(pg__bstream *s, op *o, int *fdev, char *msg, size_t cap) {
         pg__host_fault f;
         pg__host_chunks ch = launch_chunks(s, o);
         if (pg__host_pool_run(s->devs[s->dev].pool, o->u.launch.fn, &o->u.launch.l, params,
-                              o->u.launch.nblocks, ch.sync ? &ch : NULL, &f)) {
+                              o->u.launch.first, o->u.launch.nblocks, ch.sync ? &ch : NULL, &f)) {
             flags_release(&ch); /* its waiters go on; what they copy comes from a failed value */
             device_failed(s, f.what);
             snprintf(msg, cap, "%s", f.what);
@@ -631,9 +631,10 @@ pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
                                          t);
 }
 
-pg_status pg__host_stream_launch_chunks(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
-                                        pg_dim3 block, size_t shared_mem, const uint64_t *params,
-                                        int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t) {
+/* Blocks [first, first + count) of the grid; chunk counting (sync) only for whole grids. */
+static pg_status launch_op(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid, pg_dim3 block,
+                           size_t shared_mem, const uint64_t *params, int nparams, uint64_t first,
+                           uint64_t count, uint32_t *sync, uint32_t bpc, pg__timing *t) {
     if (nparams < 0 || nparams > PG__MAX_PARAMS || (nparams && !params) || !fn)
         return pg__error(PG_ERROR_INTERNAL,
                          "CPU launch with %d parameters (at most %d) or no function", nparams,
@@ -647,7 +648,8 @@ pg_status pg__host_stream_launch_chunks(pg__bstream *s, pg__cpu_entry fn, pg_dim
     o->u.launch.l.shared_mem = shared_mem;
     o->u.launch.l.fiber_memory = pg__host_fiber_memory;
     o->u.launch.l.fault = pg__host_fault_raise;
-    o->u.launch.nblocks = (uint64_t)grid.x * grid.y * grid.z;
+    o->u.launch.first = first;
+    o->u.launch.nblocks = count;
     o->u.launch.nparams = nparams;
     o->u.launch.sync = sync;
     o->u.launch.bpc = bpc ? bpc : 1;
@@ -655,6 +657,24 @@ pg_status pg__host_stream_launch_chunks(pg__bstream *s, pg__cpu_entry fn, pg_dim
         memcpy(o->slots, params, (size_t)nparams * sizeof(uint64_t));
     enqueue(s, o);
     return PG_OK;
+}
+
+pg_status pg__host_stream_launch_chunks(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
+                                        pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                                        int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t) {
+    return launch_op(s, fn, grid, block, shared_mem, params, nparams, 0,
+                     (uint64_t)grid.x * grid.y * grid.z, sync, bpc, t);
+}
+
+pg_status pg__host_stream_launch_range(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
+                                       pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                                       int nparams, uint64_t first, uint64_t count, pg__timing *t) {
+    uint64_t total = (uint64_t)grid.x * grid.y * grid.z;
+    if (first > total || count > total - first)
+        return pg__error(PG_ERROR_INTERNAL, "CPU launch of blocks [%llu, %llu) of a grid of %llu",
+                         (unsigned long long)first, (unsigned long long)(first + count),
+                         (unsigned long long)total);
+    return launch_op(s, fn, grid, block, shared_mem, params, nparams, first, count, NULL, 0, t);
 }
 
 pg_status pg__host_stream_wait_flags(pg__bstream *s, const uint32_t *flags, uint32_t count) {

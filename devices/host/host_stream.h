@@ -47,8 +47,12 @@ pg_status pg__host_stream_launch(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
  * a plain launch. */
 pg_status pg__host_stream_launch_chunks(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
                                         pg_dim3 block, size_t shared_mem, const uint64_t *params,
-                                        int nparams, uint32_t *sync, uint32_t bpc,
-                                        pg__timing *t);
+                                        int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t);
+/* Only blocks [first, first + count) of the grid (linear index, x fastest), each seeing its
+ * own blockIdx and the whole grid's gridDim (backend.h launch_range). */
+pg_status pg__host_stream_launch_range(pg__bstream *s, pg__cpu_entry fn, pg_dim3 grid,
+                                       pg_dim3 block, size_t shared_mem, const uint64_t *params,
+                                       int nparams, uint64_t first, uint64_t count, pg__timing *t);
 /* s waits (set aside, not blocking a worker) until flags[0 .. count) are all nonzero. */
 pg_status pg__host_stream_wait_flags(pg__bstream *s, const uint32_t *flags, uint32_t count);
 pg_status pg__host_stream_copy(pg__bstream *s, int dst_dev, void *dst, int src_dev, const void *src,
