@@ -125,7 +125,13 @@ class Runtime(_polygpu.Runtime):
             raise _polygpu.ArgumentError(
                 "from_dlpack: %s is not a DLPack producer (it has no __dlpack_device__)"
                 % type(obj).__name__)
-        kind = obj.__dlpack_device__()[0]
+        dev = obj.__dlpack_device__()
+        if (not isinstance(dev, tuple) or len(dev) != 2
+                or not all(isinstance(x, int) for x in dev)):
+            raise _polygpu.ArgumentError(
+                "from_dlpack: %s.__dlpack_device__() returned %r, not a (device_type, "
+                "device_id) tuple of ints" % (type(obj).__name__, dev))
+        kind = dev[0]
         if kind in (1, 3):  # kDLCPU, kDLCUDAHost: host memory
             try:
                 import numpy
