@@ -286,7 +286,7 @@ class DeviceArray:
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
     # numpy.asarray(a) when the buffer is unavailable: raises what memoryview(a) raises.
     def __array__(
-        self, dtype: numpy.typing.DTypeLike = None, copy: bool | None = None
+        self, dtype: numpy.typing.DTypeLike | None = None, copy: bool | None = None
     ) -> numpy.typing.NDArray[Any]: ...
     def __dlpack__(
         self,
