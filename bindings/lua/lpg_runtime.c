@@ -332,6 +332,7 @@ static pg_dag_format check_format(lua_State *L, int idx, pg_dag_format dflt) {
     static const char *const names[] = {"dot", "json", NULL};
     if (lua_isnoneornil(L, idx))
         return dflt;
+    lpg_check_cstring(L, idx, "DAG format"); /* "dot\0x" would pass as "dot" */
     return luaL_checkoption(L, idx, NULL, names) == 0 ? PG_DAG_DOT : PG_DAG_JSON;
 }
 

@@ -56,6 +56,7 @@ return {
             "contains a NUL")
         T.raises(function() rt:write_trace("/tmp/t\0.json") end, "path", "contains a NUL")
         T.raises(function() rt:export_dag("/tmp/d\0.json") end, "path", "contains a NUL")
+        T.raises(function() rt:dag("dot\0x") end, "DAG format", "contains a NUL")
         rt:kernel(SRC, "k", nil, "-DX=1") -- the runtime stays usable
         rt:close()
     end},
