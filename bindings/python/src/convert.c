@@ -87,7 +87,8 @@ static int is_0d_buffer(PyObject *obj) {
 static int is_scalar(PyObject *obj) {
     if (PyLong_Check(obj) || PyFloat_Check(obj))
         return 1;
-    if (PyUnicode_Check(obj) || PyBytes_Check(obj) || PySequence_Check(obj))
+    if (PyUnicode_Check(obj) || PyBytes_Check(obj) || PySequence_Check(obj) ||
+        PyObject_TypeCheck(obj, &pgpy_array_type)) /* its buffer would be a host access */
         return 0;
     if (PyObject_CheckBuffer(obj))
         return is_0d_buffer(obj);

@@ -86,6 +86,23 @@ def test_out_of_range_is_refused_on_every_path(rt, dtype, values, message):
         assert a.tolist() == [0, 0], name
 
 
+def test_numpy_scalars_inside_lists_follow_the_rule(rt):
+    """A list of NumPy scalars was refused outright ("expected numbers or (nested) sequences
+    of numbers, got np.float32(...)"): each is now a number converted by the same rule."""
+    f = rt.array("float32", 2)
+    f[0:2] = [np.float32(1.5), np.float64(-2.25)]
+    assert f.tolist() == [1.5, -2.25]
+    i = rt.array("int32", 3)
+    i.copy_from([np.int16(3), np.uint8(4), np.float32(5.0)])
+    assert i.tolist() == [3, 4, 5]
+    with pytest.raises(pg.ArgumentError, match=INTEGRAL):
+        i.copy_from([np.int16(3), np.float32(4.5), 0])
+    with pytest.raises(pg.ArgumentError, match="has no polygpu dtype"):
+        i.copy_from([np.complex64(1), 0, 0])
+    assert i.tolist() == [3, 4, 5]
+    assert rt.asarray([np.float32(1.5), 2]).tolist() == [1.5, 2.0]
+
+
 def test_float_arrays_still_take_any_float(rt):
     a = rt.array("float32", 2)
     a[0:2] = np.array([1.5, -2.25])
