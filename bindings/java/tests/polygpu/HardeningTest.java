@@ -39,6 +39,20 @@ class HardeningTest {
         }
     }
 
+    /** Java converts nothing into an array: a double[] never reaches an int32 array. */
+    @Test
+    void doublesNeverGoIntoIntegerArrays() {
+        try (Runtime rt = new Runtime(new Runtime.Options().devices("host:1"))) {
+            DeviceArray a = rt.array("int32", 2);
+            ArgumentException e = assertThrows(ArgumentException.class,
+                    () -> a.copyFrom(new double[] {1.5, 2.5}));
+            assertTrue(e.getMessage().contains("needs an array of float64"), e.getMessage());
+            assertThrows(ArgumentException.class, () -> a.setDouble(0, 1.5));
+            assertThrows(ArgumentException.class, () -> a.copyFrom(new float[] {1.5f, 2f}));
+            assertEquals(0, a.getInt(0));
+        }
+    }
+
     @Test
     void pathOptionsRefuseBooleans() {
         for (String name : new String[] {"trace", "profile", "cache_dir", "interconnect"}) {
