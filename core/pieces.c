@@ -325,12 +325,15 @@ static pg_status add_view(pg__runtime *rt, pg__array *a, int64_t lo, int64_t hi,
 
 pg_status pg_array_slice(pg_array *h, int64_t lo, int64_t hi, pg_array **out) {
     pg__error_clear();
-    if (!out)
-        return pg__error(PG_ERROR_ARGUMENT, "pg_array_slice: out must not be NULL");
+    /* The handle first: a freed array is the error to report, whatever else is wrong. */
     pg__array *a = pg__enter_array(h, "pg_array_slice");
     if (!a)
         return PG_ERROR_STATE;
     pg__runtime *rt = a->rt;
+    if (!out) {
+        pg__leave(rt);
+        return pg__error(PG_ERROR_ARGUMENT, "pg_array_slice: out must not be NULL");
+    }
     int64_t rows = a->shape[0];
     pg_status st = PG_OK;
     if (lo < 0 || hi > rows || lo >= hi)

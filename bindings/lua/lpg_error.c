@@ -2,6 +2,7 @@
 #include "lpg_internal.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 static const char *kind(pg_status st) {
     switch (st) {
@@ -67,4 +68,22 @@ int lpg_error(lua_State *L, pg_status st, const char *fmt, ...) {
     lua_pushvfstring(L, fmt, ap);
     va_end(ap);
     return lpg_raise(L, st);
+}
+
+const char *lpg_check_cstring(lua_State *L, int idx, const char *what) {
+    size_t len;
+    const char *s = luaL_checklstring(L, idx, &len);
+    size_t n = strlen(s);
+    if (n != len) { /* C would read "a\0b" as "a" and drop the rest without a word */
+        lua_pushlstring(L, s, n > 40 ? 40 : n);
+        lpg_error(L, PG_ERROR_ARGUMENT,
+                  "%s '%s...' contains a NUL character (after byte %I), which C strings cannot "
+                  "carry",
+                  what, lua_tostring(L, -1), (lua_Integer)n);
+    }
+    return s;
+}
+
+const char *lpg_opt_cstring(lua_State *L, int idx, const char *what) {
+    return lua_isnoneornil(L, idx) ? NULL : lpg_check_cstring(L, idx, what);
 }

@@ -46,6 +46,11 @@ int lpg_raise(lua_State *L, pg_status st);
 /* Raise an error of the binding's own in the same form as lpg_fail's. */
 int lpg_error(lua_State *L, pg_status st, const char *fmt, ...);
 
+/* The string at idx (luaL_checklstring; nil gives NULL in the opt form), refusing one with a
+ * NUL inside, which C would cut short: an argument error naming `what`. */
+const char *lpg_check_cstring(lua_State *L, int idx, const char *what);
+const char *lpg_opt_cstring(lua_State *L, int idx, const char *what);
+
 /* The runtime userdata at `idx`, open (an error if it was closed). */
 lpg_runtime *lpg_check_runtime(lua_State *L, int idx);
 /* The array at `idx`, not freed and with its runtime open. */

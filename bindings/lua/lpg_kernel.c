@@ -21,10 +21,10 @@ static lpg_kernel *check_kernel(lua_State *L, int idx) {
 /* rt:kernel(source, name [, signature [, options]]) */
 int lpg_kernel_new(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
-    const char *src = luaL_checkstring(L, 2);
-    const char *name = luaL_checkstring(L, 3);
-    const char *sig = luaL_optstring(L, 4, NULL);
-    const char *opts = luaL_optstring(L, 5, NULL);
+    const char *src = lpg_check_cstring(L, 2, "kernel source");
+    const char *name = lpg_check_cstring(L, 3, "kernel name");
+    const char *sig = lpg_opt_cstring(L, 4, "signature");
+    const char *opts = lpg_opt_cstring(L, 5, "compiler options");
     lpg_kernel *k = lua_newuserdatauv(L, sizeof *k, 2);
     k->k = NULL;
     k->owner = r;

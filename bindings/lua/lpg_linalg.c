@@ -209,6 +209,8 @@ static pg_gemm_metric opt_metric(lua_State *L, int idx) {
         return PG_GEMM_PERF;
     int t = lua_getfield(L, idx, "metric");
     pg_gemm_metric m = PG_GEMM_PERF;
+    if (t == LUA_TSTRING)
+        lpg_check_cstring(L, -1, "gemm: option metric");
     if (t == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "edp"))
         m = PG_GEMM_EDP;
     else if (t != LUA_TNIL && !(t == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "perf")))

@@ -14,6 +14,15 @@ lpg_runtime *lpg_check_runtime(lua_State *L, int idx) {
     return r;
 }
 
+/* Options whose value is a path. */
+static int is_path_option(const char *name) {
+    static const char *const paths[] = {"trace", "profile", "cache_dir", "interconnect"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        if (!strcmp(name, paths[i]))
+            return 1;
+    return 0;
+}
+
 /* Fill *o from the option table at index 1 (pg_options_set copies the values). */
 static void read_options(lua_State *L, pg_options *o) {
     lua_pushnil(L);
@@ -21,14 +30,19 @@ static void read_options(lua_State *L, pg_options *o) {
         if (lua_type(L, -2) != LUA_TSTRING)
             lpg_error(L, PG_ERROR_ARGUMENT, "runtime options: keys must be option names, got a %s",
                       luaL_typename(L, -2));
-        const char *name = lua_tostring(L, -2);
+        const char *name = lpg_check_cstring(L, -2, "runtime option name");
         const char *value = NULL;
         switch (lua_type(L, -1)) {
         case LUA_TSTRING:
-            value = lua_tostring(L, -1);
+            value = lpg_check_cstring(L, -1, "runtime option value");
             break;
         case LUA_TBOOLEAN:
-            value = lua_toboolean(L, -1) ? "1" : "0";
+            /* "on"/"off", which every on/off option takes (models as well as prefetch); a path
+             * option would take it as a file name. */
+            if (is_path_option(name))
+                lpg_error(L, PG_ERROR_ARGUMENT, "runtime option '%s' takes a path, got %s", name,
+                          lua_toboolean(L, -1) ? "true" : "false");
+            value = lua_toboolean(L, -1) ? "on" : "off";
             break;
         case LUA_TNUMBER:
             /* Convert a copy, popped after the set: lua_next's value stays a number. */
@@ -73,15 +87,17 @@ static pg_status close_runtime(lpg_runtime *r, uint64_t timeout_ns) {
     return rt ? pg_runtime_free_timeout(rt, timeout_ns) : PG_OK;
 }
 
-/* An optional time limit in seconds (nil: none). */
+/* An optional time limit in seconds (nil: none). math.huge is no limit too, and so is anything
+ * past 1e9 s (31 years; the nanoseconds must fit the core's uint64). */
 static uint64_t opt_timeout(lua_State *L, int i) {
     if (lua_isnoneornil(L, i))
         return UINT64_MAX;
     lua_Number s = luaL_checknumber(L, i);
-    if (!(s >= 0) || s > 1e9)
-        lpg_error(L, PG_ERROR_ARGUMENT, "timeout must be nil or a number of seconds >= 0, not %f",
+    if (!(s >= 0))
+        lpg_error(L, PG_ERROR_ARGUMENT,
+                  "timeout must be nil or a number of seconds >= 0 (math.huge: no limit), not %f",
                   (double)s);
-    return (uint64_t)(s * 1e9);
+    return s > 1e9 ? UINT64_MAX : (uint64_t)(s * 1e9);
 }
 
 static int rt_close(lua_State *L) {
@@ -316,6 +332,7 @@ static pg_dag_format check_format(lua_State *L, int idx, pg_dag_format dflt) {
     static const char *const names[] = {"dot", "json", NULL};
     if (lua_isnoneornil(L, idx))
         return dflt;
+    lpg_check_cstring(L, idx, "DAG format"); /* "dot\0x" would pass as "dot" */
     return luaL_checkoption(L, idx, NULL, names) == 0 ? PG_DAG_DOT : PG_DAG_JSON;
 }
 
@@ -341,7 +358,8 @@ static int rt_dag(lua_State *L) {
 static int rt_export_dag(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
     size_t len;
-    const char *path = luaL_checklstring(L, 2, &len);
+    const char *path = lpg_check_cstring(L, 2, "path");
+    len = strlen(path);
     int json_name = len >= 5 && !strcmp(path + len - 5, ".json");
     pg_dag_format fmt = check_format(L, 3, json_name ? PG_DAG_JSON : PG_DAG_DOT);
     pg_status st = pg_dag_export(r->rt, fmt, path);
@@ -364,7 +382,7 @@ static int rt_ranks(lua_State *L) {
 
 static int rt_write_trace(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
-    pg_status st = pg_trace_write(r->rt, luaL_checkstring(L, 2));
+    pg_status st = pg_trace_write(r->rt, lpg_check_cstring(L, 2, "path"));
     if (st != PG_OK)
         return lpg_fail(L, st);
     return 0;

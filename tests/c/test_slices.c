@@ -185,6 +185,8 @@ static void misuse(void) {
     CHECK_MSG(pg_array_slice(x, 0, N + 1, &v), PG_ERROR_ARGUMENT, "rows [0, 1025)");
     CHECK_STATUS(pg_array_slice(x, 0, 5, NULL), PG_ERROR_ARGUMENT);
     CHECK_STATUS(pg_array_slice(NULL, 0, 5, &v), PG_ERROR_STATE);
+    /* A bad handle is the error named even when out is NULL too (bindings rely on it). */
+    CHECK_STATUS(pg_array_slice(NULL, 0, 5, NULL), PG_ERROR_STATE);
     pg_array *a = view(x, 0, 8);
     CHECK_MSG(pg_array_slice(a, 0, 9, &v), PG_ERROR_ARGUMENT, "<= 8"); /* within the view */
     /* A mapped array is not cut; the map and the runtime go on. */

@@ -284,6 +284,10 @@ class DeviceArray:
     # The buffer protocol: memoryview(a), numpy.asarray(a) (read-only views).
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    # numpy.asarray(a) when the buffer is unavailable: raises what memoryview(a) raises.
+    def __array__(
+        self, dtype: numpy.typing.DTypeLike | None = None, copy: bool | None = None
+    ) -> numpy.typing.NDArray[Any]: ...
     def __dlpack__(
         self,
         *,

@@ -53,7 +53,7 @@ class Runtime(_polygpu.Runtime):
     * ``profile``: path of a kernel timing profile to record: each kernel's measured duration,
       launch shape and argument bytes, appended when the runtime is closed; simulated devices
       (``devices="sim:MACHINE,profile=PATH"``) predict kernel times from it.
-    * ``models``: ``"on"`` to learn performance models (each kernel's and task's median
+    * ``models``: ``"on"`` (or True) to learn performance models (each kernel's and task's median
       duration per device class and size bucket, see :meth:`models`), kept under
       ``cache_dir/models`` across processes; ``"off"``. Default ``PG_MODELS``, else on with
       ``policy="min-finish-time"`` (which places by predicted finish time) and off otherwise.
@@ -81,7 +81,9 @@ class Runtime(_polygpu.Runtime):
       owner (every rank runs it; the others' data is not used). :attr:`rank`,
       :attr:`nranks`; ``stats()["rank_messages_sent"]`` and the like count the messages.
 
-    Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
+    The on/off options (``prefetch``, ``elide_copies``, ``models``) take True and False as
+    well as ``"on"``/``"off"``; a path option refuses a bool, and a str with a NUL character in
+    it raises ValueError (C would cut it short). Bad values raise :class:`ArgumentError` (or :class:`NotFoundError` for an unknown policy,
     :class:`DeviceError` when the devices are missing). A runtime is a context manager:
     leaving the ``with`` block waits for all work and frees it (:meth:`close`).
 
@@ -99,7 +101,8 @@ class Runtime(_polygpu.Runtime):
         (``__cuda_array_interface__``: CuPy, PyTorch, Numba; copied on the GPU), any other
         DLPack producer (JAX, PyTorch CPU tensors: see :meth:`from_dlpack`), another
         DeviceArray, or nested sequences of numbers (int64 if all are integers, else float64).
-        ``dtype`` converts (host data only). ``owner``: the rank owning it (option ``ranks``;
+        ``dtype`` converts (host data only; into an integer dtype only integral values in
+        range, never truncated). ``owner``: the rank owning it (option ``ranks``;
         default 0), set before the data is written, so the owner's data is the value."""
         if (hasattr(obj, "__dlpack_device__") and not hasattr(obj, "__cuda_array_interface__")
                 and not isinstance(obj, _polygpu.DeviceArray) and not _has_buffer(obj)):
@@ -136,9 +139,11 @@ class Runtime(_polygpu.Runtime):
                 "from_dlpack: %s is not a DLPack producer (it has no __dlpack_device__)"
                 % type(obj).__name__)
         dev = obj.__dlpack_device__()
-        if not isinstance(dev, tuple) or len(dev) != 2:
-            raise TypeError("from_dlpack: %s.__dlpack_device__() returned %r, not a "
-                            "(device_type, device_id) tuple" % (type(obj).__name__, dev))
+        if (not isinstance(dev, tuple) or len(dev) != 2
+                or not all(isinstance(x, int) for x in dev)):
+            raise _polygpu.ArgumentError(
+                "from_dlpack: %s.__dlpack_device__() returned %r, not a (device_type, "
+                "device_id) tuple of ints" % (type(obj).__name__, dev))
         kind = dev[0]
         if kind not in (1, 2, 3):
             raise _polygpu.ArgumentError(

@@ -57,6 +57,15 @@ def _task(rt, op, dtype_name, what):
     return k
 
 
+def _arrays(what, **arrays):
+    """Each argument must be a DeviceArray: a NumPy array or a list has no place on devices."""
+    for name, a in arrays.items():
+        if not isinstance(a, _polygpu.DeviceArray):
+            raise _polygpu.ArgumentError(
+                "%s: %s must be a polygpu DeviceArray, got %s (copy host data in with "
+                "rt.asarray)" % (what, name, type(a).__module__ + "." + type(a).__qualname__))
+
+
 def _same_dtype(what, *arrays):
     names = {a.dtype_name for a in arrays}
     if len(names) != 1:
@@ -87,6 +96,7 @@ def gemm(rt, a, b, c, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, *, devi
     tile: rows of C per tile (default: the model's choice; at most 32 tiles).
     metric: "perf" (least predicted time) or "edp" (least energy x time; needs the devices'
     power, from NVML). report: True returns a GemmReport of the plan, else None."""
+    _arrays("gemm", a=a, b=b, c=c)
     dt = _same_dtype("gemm", a, b, c)
     ar, ac = _matrix("gemm", "a", a)
     br, bc = _matrix("gemm", "b", b)
@@ -132,6 +142,7 @@ def gemm(rt, a, b, c, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, *, devi
 
 def axpy(rt, alpha, x, y):
     """y = alpha * x + y over the x.size elements (y at least as many)."""
+    _arrays("axpy", x=x, y=y)
     dt = _same_dtype("axpy", x, y)
     if y.size < x.size:
         raise _polygpu.ArgumentError(
@@ -141,6 +152,7 @@ def axpy(rt, alpha, x, y):
 
 def dot(rt, x, y, out):
     """out[0] = x . y (x and y of one size; out an array of at least one element)."""
+    _arrays("dot", x=x, y=y, out=out)
     dt = _same_dtype("dot", x, y, out)
     if x.size != y.size:
         raise _polygpu.ArgumentError(

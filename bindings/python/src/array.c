@@ -255,6 +255,38 @@ static PyObject *array_to_numpy(pgpy_array *a, PyObject *unused) {
     return pgpy_array_read_all(a, PGPY_AUTO);
 }
 
+/* np.asarray(a) reads the buffer protocol first, and NumPy drops that error silently and
+ * falls back to making an object array holding `a`. So __array__, NumPy's next try, asks for
+ * the buffer again and lets its error (a freed array, a closed runtime, inside a recording)
+ * through; when the buffer works it is the same zero-copy read-only view. */
+static PyObject *array_array(pgpy_array *a, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"dtype", "copy", NULL};
+    PyObject *dtype = Py_None, *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", kw, &dtype, &copy))
+        return NULL;
+    PyObject *mv = PyMemoryView_FromObject((PyObject *)a);
+    if (!mv)
+        return NULL;
+    PyObject *np = pgpy_numpy();
+    PyObject *r = NULL;
+    if (!np) {
+        r = pgpy_values_to_numpy(a->dtype, a->ndim, a->shape, NULL); /* raises ImportError */
+    } else {
+        PyObject *fargs = PyTuple_Pack(1, mv);
+        PyObject *fkw = fargs ? Py_BuildValue("{s:O}", "dtype", dtype) : NULL;
+        if (fkw && copy != Py_None && PyDict_SetItemString(fkw, "copy", copy) < 0)
+            Py_CLEAR(fkw);
+        PyObject *f =
+            fkw ? PyObject_GetAttrString(np, copy != Py_None ? "array" : "asarray") : NULL;
+        r = f ? PyObject_Call(f, fargs, fkw) : NULL;
+        Py_XDECREF(f);
+        Py_XDECREF(fkw);
+        Py_XDECREF(fargs);
+    }
+    Py_DECREF(mv);
+    return r;
+}
+
 /* str(a), print(a): the values, as NumPy prints them (a host read, as CuPy's print is); a
  * freed array, or one whose runtime is closed, prints its repr. */
 static PyObject *array_str(pgpy_array *a) {
@@ -447,6 +479,10 @@ static PyMethodDef array_methods[] = {
     {"to_numpy", (PyCFunction)array_to_numpy, METH_NOARGS,
      "to_numpy()\n--\n\nA NumPy copy of the contents (one host read). Raises ImportError when "
      "NumPy is\nnot installed."},
+    {"__array__", (PyCFunction)(void (*)(void))array_array, METH_VARARGS | METH_KEYWORDS,
+     "__array__(dtype=None, copy=None)\n--\n\nThe array as NumPy reads it (np.asarray(a)): "
+     "its zero-copy read-only buffer,\nor the error that makes the buffer unavailable (freed "
+     "array, closed runtime,\nrecording)."},
     {"to_bytes", (PyCFunction)array_to_bytes, METH_NOARGS,
      "to_bytes()\n--\n\nThe contents as bytes in row-major order (one host read)."},
     {"copy_from", (PyCFunction)array_copy_from, METH_O,

@@ -45,13 +45,11 @@ PyObject *pgpy_scalar_to_py(pg_dtype t, const void *p) {
 }
 
 int pgpy_scalar_from_py(pg_dtype t, PyObject *obj, void *p) {
-    if (!pgpy_dtype_is_float(t)) {
-        /* Integers only: a float would be silently truncated. */
-        if (PyFloat_Check(obj) || !PyIndex_Check(obj)) {
-            pgpy_argument_error("expected an integer for a %s element, got %R (%s)",
-                                pg_dtype_name(t), obj, Py_TYPE(obj)->tp_name);
-            return -1;
-        }
+    /* An integer-like object (int, bool, NumPy integer) exactly; anything else that is a
+     * number goes through its float value, which an integer element takes only when integral
+     * (the core's rule, as for NumPy arrays and in every binding: 2.0 is stored, 2.5 and NaN
+     * are refused, never truncated). */
+    if (!pgpy_dtype_is_float(t) && !PyFloat_Check(obj) && PyIndex_Check(obj)) {
         PyObject *n = PyNumber_Index(obj);
         if (!n)
             return -1;
@@ -74,20 +72,36 @@ int pgpy_scalar_from_py(pg_dtype t, PyObject *obj, void *p) {
     return store(t, pg_arg_double(f), p);
 }
 
+/* A buffer of no dimensions: a NumPy scalar (np.float32(1.5)), which is a number. */
+static int is_0d_buffer(PyObject *obj) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_FULL_RO) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int r = view.ndim == 0;
+    PyBuffer_Release(&view);
+    return r;
+}
+
 static int is_scalar(PyObject *obj) {
     if (PyLong_Check(obj) || PyFloat_Check(obj))
         return 1;
     if (PyUnicode_Check(obj) || PyBytes_Check(obj) || PySequence_Check(obj) ||
-        PyObject_CheckBuffer(obj))
+        PyObject_TypeCheck(obj, &pgpy_array_type)) /* its buffer would be a host access */
         return 0;
+    if (PyObject_CheckBuffer(obj))
+        return is_0d_buffer(obj);
     return PyIndex_Check(obj) ||
            (Py_TYPE(obj)->tp_as_number && Py_TYPE(obj)->tp_as_number->nb_float);
 }
 
-/* Element-wise conversion of `count` packed elements: floats into integer types truncated
- * first, as NumPy's astype does. */
+/* Element-wise conversion of `count` packed elements, each by the core's rule
+ * (pg_element_store): a float goes into an integer type only when integral and in range, never
+ * truncated as NumPy's astype would (which would store 1.5 as 1 without a word), so a NumPy
+ * array, a buffer or another array follows the rule a Python number or list does. */
 static int cast_elements(pg_dtype from, const char *src, pg_dtype t, char *dst, uint64_t count) {
-    pg_status st = pg_elements_convert(from, src, t, dst, count, 1);
+    pg_status st = pg_elements_convert(from, src, t, dst, count, 0);
     if (st != PG_OK) {
         pgpy_raise(st);
         return -1;
@@ -217,7 +231,11 @@ static int sequence_fill(PyObject *obj, pg_dtype t, int level, int ndim, const i
                                 obj);
             return -1;
         }
-        if (pgpy_scalar_from_py(t, obj, *pos) < 0)
+        /* A NumPy scalar by its own type, as a NumPy array's elements are converted. */
+        int r = PyObject_CheckBuffer(obj) && !PyLong_Check(obj) && !PyFloat_Check(obj)
+                    ? fill_from_buffer(obj, t, 0, NULL, *pos, 1)
+                    : pgpy_scalar_from_py(t, obj, *pos);
+        if (r < 0)
             return -1;
         *pos += pg_dtype_size(t);
         return 0;
@@ -290,6 +308,27 @@ int pgpy_fill_from_object(PyObject *obj, pg_dtype t, int ndim, const int64_t *sh
         return count_mismatch(have, ndim, shape, count);
     char *pos = dst;
     return sequence_fill(obj, t, 0, sndim, sshape, &pos);
+}
+
+/* ------------------------------------------------------------------ strings */
+
+const char *pgpy_cstr(PyObject *str, const char *what, PyObject *name) {
+    Py_ssize_t n = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(str, &n);
+    if (s && (size_t)n != strlen(s)) {
+        if (name)
+            PyErr_Format(PyExc_ValueError,
+                         "%s %U: %R contains a NUL character, which C strings cannot carry "
+                         "(everything after it would be dropped)",
+                         what, name, str);
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "%s %R contains a NUL character, which C strings cannot carry "
+                         "(everything after it would be dropped)",
+                         what, str);
+        return NULL;
+    }
+    return s;
 }
 
 /* ------------------------------------------------------------------ to Python */
@@ -371,7 +410,7 @@ int pgpy_infer_layout(PyObject *obj, PyObject *dtype_or_none, pg_dtype *t, int *
         memcpy(shape, a->shape, sizeof a->shape);
         return 0;
     }
-    if (is_scalar(obj)) {
+    if (is_scalar(obj) && !PyObject_CheckBuffer(obj)) {
         pgpy_argument_error("asarray needs a buffer or a sequence, got the scalar %R: use "
                             "array(dtype, 1) and assign a[0] = value",
                             obj);

@@ -172,6 +172,15 @@ PyObject *pgpy_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     if (dl_device != Py_None) {
         int type = -1, id = -1;
+        /* A tuple of two ints, as __dlpack_device__ returns; anything else is the caller's
+         * mistake (PyArg_ParseTuple would raise SystemError for a non-tuple). */
+        if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2 ||
+            !PyLong_Check(PyTuple_GET_ITEM(dl_device, 0)) ||
+            !PyLong_Check(PyTuple_GET_ITEM(dl_device, 1)))
+            return PyErr_Format(PyExc_TypeError,
+                                "__dlpack__: dl_device must be a (device_type, device_id) tuple "
+                                "of ints such as (1, 0) for the CPU, got %R",
+                                dl_device);
         if (!PyArg_ParseTuple(dl_device, "ii", &type, &id))
             return NULL;
         if (type == DL_CUDA && gpu >= 0) {

@@ -95,6 +95,9 @@ PyObject *pgpy_scalar_to_py(pg_dtype t, const void *p);
 /* Store a Python number at p as dtype t; ArgumentError if it is not a number of that kind or
  * does not fit. */
 int pgpy_scalar_from_py(pg_dtype t, PyObject *v, void *p);
+/* A str's UTF-8 text for C (borrowed from str), or NULL with an exception: ValueError naming
+ * `what` (and `name` when not NULL) if it holds a NUL, which C would silently cut at. */
+const char *pgpy_cstr(PyObject *str, const char *what, PyObject *name);
 /* A Python int (an exact int, after PyNumber_Index) as a scalar pg_arg: int64, or uint64 above
  * INT64_MAX. 0, or 1 with no exception if it needs more than 64 bits, or -1 on an exception. */
 int pgpy_int_to_arg(PyObject *n, pg_arg *out);

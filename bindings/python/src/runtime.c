@@ -7,10 +7,27 @@ static pgpy_runtime *live(PyObject *self) {
     return (pgpy_runtime *)self;
 }
 
-/* One keyword value as the string pg_options_set parses; a new reference, or NULL. */
+/* Options whose value is a path: True or False there would name a file "on" or "off". */
+static int is_path_option(const char *k) {
+    static const char *const paths[] = {"trace", "profile", "cache_dir", "interconnect"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        if (!strcmp(k, paths[i]))
+            return 1;
+    return 0;
+}
+
+/* One keyword value as the string pg_options_set parses; a new reference, or NULL. A bool is
+ * "on" or "off", which every on/off option takes (models as well as prefetch), as do check
+ * and ranks for False. */
 static PyObject *option_string(PyObject *key, PyObject *value) {
-    if (PyBool_Check(value))
-        return PyUnicode_FromString(value == Py_True ? "1" : "0");
+    if (PyBool_Check(value)) {
+        const char *k = PyUnicode_AsUTF8(key);
+        if (!k)
+            return NULL;
+        if (is_path_option(k))
+            return pgpy_argument_error("option %U takes a path, got %R", key, value);
+        return PyUnicode_FromString(value == Py_True ? "on" : "off");
+    }
     if (PyUnicode_Check(value)) {
         Py_INCREF(value);
         return value;
@@ -46,8 +63,8 @@ static int runtime_init(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyObject *s = option_string(key, value);
         if (!s)
             return -1;
-        const char *k = PyUnicode_AsUTF8(key);
-        const char *v = PyUnicode_AsUTF8(s);
+        const char *k = pgpy_cstr(key, "option name", NULL);
+        const char *v = k ? pgpy_cstr(s, "option", key) : NULL;
         pg_status st = k && v ? pg_options_set(&o, k, v) : PG_OK; /* copies v */
         Py_DECREF(s);
         if (!k || !v)
@@ -109,7 +126,8 @@ static int check_open(pgpy_runtime *rt) {
     return 0;
 }
 
-/* timeout=None: no limit; else seconds (>= 0). */
+/* timeout=None: no limit; else seconds (>= 0). Infinity is no limit too, and so is anything
+ * past 1e9 s (31 years; the nanoseconds must fit the core's uint64). */
 static int parse_timeout(PyObject *t, uint64_t *ns) {
     *ns = UINT64_MAX;
     if (!t || t == Py_None)
@@ -117,11 +135,14 @@ static int parse_timeout(PyObject *t, uint64_t *ns) {
     double s = PyFloat_AsDouble(t);
     if (s == -1.0 && PyErr_Occurred())
         return -1;
-    if (!(s >= 0) || s > 1e9) {
-        pgpy_argument_error("timeout must be None or a number of seconds >= 0, not %R", t);
+    if (!(s >= 0)) {
+        pgpy_argument_error("timeout must be None or a number of seconds >= 0 (inf: no limit), "
+                            "not %R",
+                            t);
         return -1;
     }
-    *ns = (uint64_t)(s * 1e9);
+    if (s <= 1e9)
+        *ns = (uint64_t)(s * 1e9);
     return 0;
 }
 
@@ -267,7 +288,7 @@ static PyObject *runtime_kernel(PyObject *self, PyObject *args, PyObject *kwargs
                                        options);
         }
     }
-    const char *o = opt ? PyUnicode_AsUTF8(opt) : NULL;
+    const char *o = opt ? pgpy_cstr(opt, "kernel options", NULL) : NULL;
     if (opt && !o) {
         Py_DECREF(opt);
         return NULL;
@@ -294,7 +315,7 @@ static PyObject *runtime_kernel(PyObject *self, PyObject *args, PyObject *kwargs
  * launched like one (grid and block are ignored). polygpu.linalg wraps it. */
 static PyObject *runtime_task(PyObject *self, PyObject *arg) {
     pgpy_runtime *rt = live(self);
-    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    const char *name = PyUnicode_Check(arg) ? pgpy_cstr(arg, "task name", NULL) : NULL;
     if (!name) {
         if (!PyErr_Occurred())
             pgpy_argument_error("_task(name): name must be a str, got %R", arg);
@@ -719,13 +740,16 @@ static PyMethodDef runtime_methods[] = {
      "Closing twice is a\nno-op. Raises StateError while buffer views of its arrays are open.\n"
      "timeout: at most this many seconds of waiting; if work is still running then (a kernel\n"
      "that never ends), the runtime is closed all the same, its devices are abandoned, and\n"
-     "TimeoutError names what was left running. Ctrl-C interrupts the wait the same way.\n"
+     "TimeoutError names what was left running (None or float('inf'): no limit). Ctrl-C\n"
+     "interrupts the wait the same way.\n"
      "A runtime closed implicitly (garbage, interpreter exit) waits at most PG_CLOSE_TIMEOUT\n"
      "seconds (default 10)."},
     {"sync", (PyCFunction)(void (*)(void))runtime_sync, METH_VARARGS | METH_KEYWORDS,
      "sync(timeout=None)\n--\n\nBlock until every computation submitted so far has finished. "
      "Other Python threads\nrun meanwhile; Ctrl-C interrupts the wait (KeyboardInterrupt, the "
-     "work goes on).\ntimeout: at most this many seconds, then TimeoutError (the work goes on)."},
+     "work goes on).\ntimeout: at most this many seconds, then TimeoutError (the work goes "
+     "on);\nNone or "
+     "float('inf'): no limit."},
     {"array", (PyCFunction)(void (*)(void))runtime_array, METH_VARARGS | METH_KEYWORDS,
      "array(dtype, shape, *, owner=None)\n--\n\nA new zero-filled DeviceArray. dtype: "
      "'int8'..'int64', 'uint8'..'uint64', 'float32',\n'float64', a NumPy dtype, int or float. "

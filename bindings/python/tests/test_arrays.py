@@ -83,8 +83,10 @@ def test_asarray_from_objects_with_array_method(rt):
 
 
 def test_asarray_with_dtype_converts(rt):
-    a = rt.asarray(np.array([1.9, -2.9, 3.0]), dtype="int32")
-    assert a.tolist() == [1, -2, 3]  # truncation toward zero, as astype
+    a = rt.asarray(np.array([1.0, -2.0, 3.0]), dtype="int32")
+    assert a.tolist() == [1, -2, 3]  # integral floats only: 1.9 is refused, never truncated
+    with pytest.raises(pg.ArgumentError, match="integer elements take integral values"):
+        rt.asarray(np.array([1.9, -2.9, 3.0]), dtype="int32")
     b = rt.asarray([1, 2, 3], dtype=np.float32)
     assert b.to_numpy().dtype == np.float32
 

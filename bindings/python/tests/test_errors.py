@@ -192,13 +192,18 @@ def test_element_out_of_range_names_value_dtype_and_range(rt, dtype, value, mess
     assert a.tolist() == [0, 0]  # nothing was written
 
 
-def test_buffer_casts_truncate_then_range_check(rt):
-    """NumPy casts truncate floats toward zero (as astype does); the result must still fit."""
+def test_buffer_casts_take_integral_values_in_range(rt):
+    """NumPy floats go into integer elements by the rule a Python number follows: integral and
+    in range, never truncated (as astype would: 1.9 -> 1 without a word)."""
     a = rt.array("uint8", 3)
-    a[:] = np.array([1.9, 254.5, -0.5])
+    a[:] = np.array([1.0, 254.0, 0.0])
     assert a.tolist() == [1, 254, 0]
-    with pytest.raises(pg.ArgumentError, match=r"value 256 does not fit uint8 \(out of range"):
+    with pytest.raises(pg.ArgumentError, match="value 1.9 has no exact uint8 representation"):
+        a[:] = np.array([1.9, 254.0, 0.0])
+    with pytest.raises(pg.ArgumentError, match=r"value 256.5 does not fit uint8 \(out of range"):
         a[:] = np.array([1.0, 256.5, 0.0])
+    with pytest.raises(pg.ArgumentError, match=r"value -0.5 does not fit uint8"):
+        a[:] = np.array([1.0, -0.5, 0.0])
     with pytest.raises(pg.ArgumentError, match="nan"):
         a[:] = np.array([1.0, np.nan, 0.0])
     assert a.tolist() == [1, 254, 0]

@@ -66,6 +66,25 @@ public final class Runtime implements AutoCloseable {
             return this;
         }
 
+        /** Options whose value is a path: a boolean there would name a file "on" or "off". */
+        private static final java.util.Set<String> PATH_OPTIONS =
+                java.util.Set.of("trace", "profile", "cache_dir", "interconnect");
+
+        /**
+         * Sets an on/off option ({@code "models"}, {@code "prefetch"}, {@code "elide_copies"})
+         * from a boolean: {@code "on"} or {@code "off"}, which every on/off option takes.
+         *
+         * @param name the option's C name
+         * @param value true for on
+         * @return this
+         * @throws ArgumentException if the option takes a path
+         */
+        public Options set(String name, boolean value) {
+            if (PATH_OPTIONS.contains(name))
+                throw new ArgumentException("option " + name + " takes a path, got " + value);
+            return set(name, value ? "on" : "off");
+        }
+
         /**
          * The devices to drive.
          *
@@ -99,6 +118,17 @@ public final class Runtime implements AutoCloseable {
          * @return this
          */
         public Options models(String v) {
+            return set("models", v);
+        }
+
+        /**
+         * Performance models on or off ({@code models}), as {@link #models(String)} with
+         * {@code "on"} or {@code "off"}.
+         *
+         * @param v true for on
+         * @return this
+         */
+        public Options models(boolean v) {
             return set("models", v);
         }
 
