@@ -66,6 +66,7 @@ static bench open_bench(int chunked, const char *chunk_bytes, int elide) {
     const char *env = getenv("PG_BENCH_DEVICES"); /* host:1 / host:2: a CPU smoke run */
     o.devices = env && *env ? env : gpus == 2 ? "cuda:0,1" : "cuda:0";
     o.policy = "round-robin";
+    o.split = "off"; /* it measures early copies of one launch, not a launch over both GPUs */
     if (chunk_bytes)
         CK(pg_options_set(&o, "chunk_bytes", chunk_bytes));
     if (elide)

@@ -222,6 +222,9 @@ static pg_status launch_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *
         pg__plan_note_broken(rt);
     else if (rt->cap)
         pg__plan_note_launch(rt, c, s, l->fn);
+    if (c->kernel->wrapped && !c->kernel->chunked) /* wrapped to be split: the whole grid */
+        return rt->ops->launch_chunks(rt->b, s->b, l->fn, c->grid, c->block, c->shared_mem,
+                                      c->slots, c->nslots, NULL, 0, c->timed ? &c->timing : NULL);
     if (c->kernel->chunked && rt->ops->launch_chunks)
         return pg__chunks_launch(rt, c, s, l->fn);
     return rt->ops->launch(rt->b, s->b, l->fn, c->grid, c->block, c->shared_mem, c->slots,

@@ -91,11 +91,14 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     char *wrapped = NULL, wname[192];
     for (int i = 0; i < n; i++)
         k->chunked |= params[i].chunk_per_thread > 0 && (params[i].access & PG_ACCESS_OUT);
-    if (k->chunked && rt->ops->launch_chunks && rt->ops->chunk_epilogue) {
+    /* A kernel whose launches may be split is wrapped too where the backend runs a range of
+     * blocks through the wrapper (core/split.c). */
+    int range = k->splittable && rt->ops->launch_range && rt->ops->range_wrapper;
+    if ((k->chunked && rt->ops->launch_chunks && rt->ops->chunk_epilogue) || range) {
         if (n + PG__CHUNK_EXTRA_PARAMS > PG__MAX_PARAMS)
             st = pg__error(PG_ERROR_ARGUMENT,
-                           "kernel '%s' has chunked outputs and %d parameters; at most %d are "
-                           "supported with chunked outputs",
+                           "kernel '%s' has declared block ranges and %d parameters; at most %d "
+                           "are supported with them on this backend",
                            name, n, PG__MAX_PARAMS - PG__CHUNK_EXTRA_PARAMS);
         else
             st = pg__chunk_wrap_source(source, name, params, n, &wrapped, wname, sizeof wname);

@@ -215,11 +215,12 @@ pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
             devs[ndev++] = d;
     uint64_t nblocks = (uint64_t)c->grid.x * c->grid.y * c->grid.z;
     const char *why = !rt->ops->launch_range ? "the devices cannot run a range of a grid's blocks"
-                      : k->wrapped           ? "its chunked outputs are built into a wrapper here"
-                      : rt->ranks            ? "with several ranks a launch runs on one rank"
-                      : ndev < 2             ? "it fits on one device only"
-                      : nblocks < 2          ? "its grid has one block"
-                                             : NULL;
+                      : rt->ops->range_wrapper && !k->wrapped
+                          ? "it was not built for ranges of blocks on these devices"
+                      : rt->ranks   ? "with several ranks a launch runs on one rank"
+                      : ndev < 2    ? "it fits on one device only"
+                      : nblocks < 2 ? "its grid has one block"
+                                    : NULL;
     if (why)
         return mode == 2 ? pg__error(PG_ERROR_ARGUMENT,
                                      "kernel '%s' was asked to split (pg_kernel_split on) but "

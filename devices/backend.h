@@ -95,9 +95,13 @@ typedef struct pg__backend_ops {
      * block sees its own blockIdx and the whole grid's gridDim, as in a launch of the whole
      * grid (a launch split over devices, core/split.c). NULL: the backend cannot; launches are
      * then never split. */
-    pg_status (*launch_range)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
-                              pg_dim3 block, size_t shared_mem, const uint64_t *params,
-                              int nparams, uint64_t first, uint64_t count, pg__timing *t);
+    pg_status (*launch_range)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
+                              size_t shared_mem, const uint64_t *params, int nparams,
+                              uint64_t first, uint64_t count, pg__timing *t);
+    /* 1: launch_range needs the kernel built from its wrapper source (nvrtc/chunk_wrap.h, as
+     * chunk_epilogue), whose whole launches then go through launch_chunks (GPUs); 0: any
+     * kernel (CPU devices run a range of blocks themselves). */
+    int range_wrapper;
 
     /* Chunked outputs (out(chunks=blocks), nvrtc/chunk_wrap.h). chunk_epilogue: 1 when kernels
      * with chunked outputs must be built from their wrapper source (GPUs: the epilogue runs in
@@ -114,8 +118,7 @@ typedef struct pg__backend_ops {
     pg_status (*launch_chunks)(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
                                pg_dim3 block, size_t shared_mem, const uint64_t *params,
                                int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t);
-    pg_status (*wait_flags)(pg__backend *b, pg__bstream *s, const uint32_t *flags,
-                            uint32_t count);
+    pg_status (*wait_flags)(pg__backend *b, pg__bstream *s, const uint32_t *flags, uint32_t count);
     /* Memory for launch_chunks' counters and flags on device dev, usable by every stream at
      * once (CUDA's stream memory operations refuse stream-ordered pool memory), not zeroed;
      * freed once no work uses it. NULL: dev_alloc's memory serves. */

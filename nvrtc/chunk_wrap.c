@@ -69,8 +69,20 @@ pg_status pg__chunk_wrap_source(const char *source, const char *name, const pg_p
         return pg__error(PG_ERROR_ARGUMENT, "kernel name '%s' is too long", name);
     }
     pg__buf b = {0};
+    /* The kernel's blockIdx and gridDim are the whole grid's, read from shared memory the
+     * wrapper fills: a launch of a range of blocks runs the kernel's body unchanged. */
+    pg__buf_printf(&b, "static __shared__ uint3 __pg_block_index;\n"
+                       "static __shared__ dim3 __pg_grid_dim;\n"
+                       "static __device__ __forceinline__ uint3 __pg_block_idx() { return "
+                       "__pg_block_index; }\n"
+                       "static __device__ __forceinline__ dim3 __pg_grid_dim_get() { return "
+                       "__pg_grid_dim; }\n"
+                       "#define blockIdx (__pg_block_idx())\n"
+                       "#define gridDim (__pg_grid_dim_get())\n"
+                       "#line 1\n");
     pg__buf_printf(&b,
-                   "%s\n\n/* polygpu: the chunked-output wrapper of %s (nvrtc/chunk_wrap.c) */\n"
+                   "%s\n#undef blockIdx\n#undef gridDim\n\n"
+                   "/* polygpu: the chunked-output wrapper of %s (nvrtc/chunk_wrap.c) */\n"
                    "struct __pg_ptr {\n  void *p;\n"
                    "  template <class T> __device__ operator T *() const { return (T *)p; }\n"
                    "};\n"
@@ -82,7 +94,17 @@ pg_status pg__chunk_wrap_source(const char *source, const char *name, const pg_p
     }
     pg__buf_printf(&b,
                    "%sunsigned int *__pg_cnt, unsigned int *__pg_flag, unsigned int __pg_bpc, "
-                   "unsigned int __pg_nblocks) {\n  %s(",
+                   "unsigned int __pg_nblocks, unsigned long long __pg_first, unsigned int "
+                   "__pg_gx, unsigned int __pg_gy, unsigned int __pg_gz) {\n"
+                   "  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {\n"
+                   "    unsigned long long __pg_b = __pg_first + blockIdx.x + (unsigned long long)"
+                   "gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);\n"
+                   "    __pg_block_index = make_uint3((unsigned int)(__pg_b %% __pg_gx), "
+                   "(unsigned int)(__pg_b / __pg_gx %% __pg_gy), (unsigned int)(__pg_b / "
+                   "((unsigned long long)__pg_gx * __pg_gy)));\n"
+                   "    __pg_grid_dim = dim3(__pg_gx, __pg_gy, __pg_gz);\n"
+                   "  }\n"
+                   "  __syncthreads();\n  %s(",
                    nparams ? ", " : "", name);
     for (int i = 0; i < nparams; i++) {
         if (params[i].is_array)

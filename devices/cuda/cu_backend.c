@@ -504,8 +504,8 @@ static pg_status launch(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, 
     return PG_OK;
 }
 
-/* The kernel was built from its wrapper source (nvrtc/chunk_wrap.c): its four extra
- * parameters say where to count blocks (counters NULL: no epilogue). */
+/* The kernel was built from its wrapper source (nvrtc/chunk_wrap.c): its extra parameters say
+ * where to count blocks (counters NULL: no epilogue) and which blocks of which grid run. */
 static pg_status launch_chunks(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid,
                                pg_dim3 block, size_t shared_mem, const uint64_t *params,
                                int nparams, uint32_t *sync, uint32_t bpc, pg__timing *t) {
@@ -521,7 +521,36 @@ static pg_status launch_chunks(pg__backend *b, pg__bstream *s, void *fn, pg_dim3
     p[nparams + 1] = sync ? (uint64_t)(uintptr_t)(sync + nchunks) : 0;
     p[nparams + 2] = bpc ? bpc : 1;
     p[nparams + 3] = nblocks;
+    p[nparams + 4] = 0; /* the whole grid, launched as it is */
+    p[nparams + 5] = grid.x;
+    p[nparams + 6] = grid.y;
+    p[nparams + 7] = grid.z;
     return launch(b, s, fn, grid, block, shared_mem, p, nparams + PG__CHUNK_EXTRA_PARAMS, t);
+}
+
+/* Blocks [first, first + count) of the grid, through the wrapper: a 1-D launch of count
+ * blocks, each told its block of the whole grid. */
+static pg_status launch_range(pg__backend *b, pg__bstream *s, void *fn, pg_dim3 grid, pg_dim3 block,
+                              size_t shared_mem, const uint64_t *params, int nparams,
+                              uint64_t first, uint64_t count, pg__timing *t) {
+    if (nparams + PG__CHUNK_EXTRA_PARAMS > PG__MAX_PARAMS)
+        return pg__error(PG_ERROR_ARGUMENT, "a kernel split over devices has at most %d parameters",
+                         PG__MAX_PARAMS - PG__CHUNK_EXTRA_PARAMS);
+    if (count == 0 || count > 0x7fffffffu)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "a part of a split launch has %llu blocks; a GPU runs 1 to 2^31 - 1",
+                         (unsigned long long)count);
+    uint64_t p[PG__MAX_PARAMS];
+    memcpy(p, params, (size_t)nparams * sizeof *p);
+    p[nparams] = p[nparams + 1] = 0; /* no counting */
+    p[nparams + 2] = 1;
+    p[nparams + 3] = count;
+    p[nparams + 4] = first;
+    p[nparams + 5] = grid.x;
+    p[nparams + 6] = grid.y;
+    p[nparams + 7] = grid.z;
+    pg_dim3 hw = {(uint32_t)count, 1, 1};
+    return launch(b, s, fn, hw, block, shared_mem, p, nparams + PG__CHUNK_EXTRA_PARAMS, t);
 }
 
 /* Flags memory: slabs of cuMemAlloc'd memory per device (a cuMemAlloc or cuMemFree of its
@@ -915,6 +944,8 @@ static const pg__backend_ops ops = {
     .launch = launch,
     .chunk_epilogue = 1,
     .launch_chunks = launch_chunks,
+    .launch_range = launch_range,
+    .range_wrapper = 1,
     .wait_flags = wait_flags,
     .flags_alloc = flags_alloc,
     .flags_free = flags_free,

@@ -40,6 +40,7 @@ static pg_runtime *rt_with(const char *devices, const char *chunk_bytes, const c
     pg_options_init(&o);
     o.devices = devices;
     o.policy = policy;
+    o.split = "off"; /* early copies of whole launches (a split launch's parts are not counted) */
     if (chunk_bytes)
         REQUIRE_OK(pg_options_set(&o, "chunk_bytes", chunk_bytes));
     pg_runtime *rt = NULL;

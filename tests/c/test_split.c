@@ -221,7 +221,24 @@ static void test_what_is_not_split(void) {
     CHECK_MSG(pg_runtime_new(&o, &bad), PG_ERROR_ARGUMENT, "unknown split 'sometimes'");
 }
 
+/* On GPUs (tests/gpu/run.sh sets PG_TEST_DEVICES=cuda): split against unsplit on the same
+ * devices (a GPU contracts a*x + y into one rounding where a CPU may not). */
+static void test_on_gpus(const char *devices) {
+    static float y1[N], x1[N], y2[N], x2[N];
+    program(devices, NULL, "off", 0, y1, x1, NULL);
+    for (int rec = 0; rec < 2; rec++) {
+        pg_stats st;
+        program(devices, NULL, "auto", rec, y2, x2, &st);
+        CHECK(!memcmp(y1, y2, sizeof y1) && !memcmp(x1, x2, sizeof x1));
+        if (st.ndevices > 1)
+            CHECK(st.kernels >= 2 * 12); /* every launch ran as two parts or more */
+    }
+}
+
 int main(void) {
+    const char *gpus = getenv("PG_TEST_DEVICES");
+    if (gpus && *gpus && strncmp(gpus, "host", 4) != 0)
+        test_on_gpus(gpus);
     test_bit_exact_against_one_device();
     test_parts_and_halos();
     test_rows_and_large_grids();

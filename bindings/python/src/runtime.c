@@ -265,12 +265,12 @@ static PyObject *runtime_asarray(PyObject *self, PyObject *args, PyObject *kwarg
 }
 
 static PyObject *runtime_kernel(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"source", "name", "signature", "options", NULL};
-    const char *source, *name, *signature = NULL;
+    static char *kw[] = {"source", "name", "signature", "options", "split", NULL};
+    const char *source, *name, *signature = NULL, *split = NULL;
     PyObject *options = Py_None;
     pgpy_runtime *rt = live(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|zO:kernel", kw, &source, &name, &signature,
-                                     &options))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|zO$z:kernel", kw, &source, &name,
+                                     &signature, &options, &split))
         return NULL;
     if (check_open(rt) < 0)
         return NULL;
@@ -306,6 +306,12 @@ static PyObject *runtime_kernel(PyObject *self, PyObject *args, PyObject *kwargs
     st = pg_kernel_new(h, source, name, signature, o, &k);
     Py_END_ALLOW_THREADS
     Py_XDECREF(opt);
+    if (st == PG_OK && split && (st = pg_kernel_split(k, split)) != PG_OK) {
+        pgpy_raise(st); /* the kernel goes: the caller gets only the error */
+        pg_kernel_free(k);
+        Py_DECREF(pyname);
+        return NULL;
+    }
     PyObject *r = st == PG_OK ? pgpy_kernel_wrap(rt, k, pyname) : pgpy_raise(st);
     Py_DECREF(pyname);
     return r;
@@ -769,12 +775,16 @@ static PyMethodDef runtime_methods[] = {
      "float64). dtype=\nconverts. owner: the rank owning it (several ranks), set before the data "
      "is\nwritten, so the owner's data is the value."},
     {"kernel", (PyCFunction)(void (*)(void))runtime_kernel, METH_VARARGS | METH_KEYWORDS,
-     "kernel(source, name, signature=None, options=None)\n--\n\nCompile the __global__ function "
+     "kernel(source, name, signature=None, options=None, *, split=None)\n--\n\nCompile the "
+     "__global__ function "
      "`name` of the CUDA source (cached on disk). The\nsignature is inferred from the source "
      "(const T* is 'in', T* 'inout', scalars by\nvalue) unless given, e.g. 'out float *y, in "
      "const float *x, int n'. options: compiler\noptions as a string or a list of strings "
-     "('-O3 -DN=4'). Raises CompileError (with\n.log), NotFoundError when `name` is not in the "
-     "source, ArgumentError for a bad\nsignature."},
+     "('-O3 -DN=4'). split: 'auto', 'on', 'off' or None (the runtime's option split):\none "
+     "launch over every device, each on a range of the blocks, for kernels whose\nsignature "
+     "says what each block writes, e.g. 'out(chunks=blocks) float *y, in(chunks=blocks)\nconst "
+     "float *x, int n'. Raises CompileError (with .log), NotFoundError when `name`\nis not in the "
+     "source, ArgumentError for a bad signature."},
     {"_gemm", runtime_gemm, METH_VARARGS,
      "_gemm(a, b, c, alpha, beta, trans_a, trans_b, devices, tile, metric) -> dict: the tiled "
      "GEMM (pg_linalg_gemm); see polygpu.linalg.gemm."},
