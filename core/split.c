@@ -203,6 +203,23 @@ static pg_status make_part(pg__runtime *rt, const pg__comp *c, int dev, uint64_t
     return PG_OK;
 }
 
+/* Work held back behind a host mapping, or a mapping open on one of c's arrays: the parts
+ * would cut pieces that such work holds (cuts are refused then, and a user's slice after them
+ * would be), so the launch runs whole, held back as any launch would be. */
+static int mapped(const pg__runtime *rt, const pg__comp *c) {
+    if (rt->pending_head)
+        return 1;
+    for (int i = 0; i < c->nargs; i++) {
+        pg__array *r = c->args[i].array->store;
+        if (r->map_count)
+            return 1;
+        for (int j = 0; r->pieces && j < r->npieces; j++)
+            if (r->pieces[j]->map_count)
+                return 1;
+    }
+    return 0;
+}
+
 pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
     *done = 0;
     pg__kernel *k = c->kernel;
@@ -217,10 +234,12 @@ pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
     const char *why = !rt->ops->launch_range ? "the devices cannot run a range of a grid's blocks"
                       : rt->ops->range_wrapper && !k->wrapped
                           ? "it was not built for ranges of blocks on these devices"
-                      : rt->ranks   ? "with several ranks a launch runs on one rank"
-                      : ndev < 2    ? "it fits on one device only"
-                      : nblocks < 2 ? "its grid has one block"
-                                    : NULL;
+                      : rt->ranks     ? "with several ranks a launch runs on one rank"
+                      : ndev < 2      ? "it fits on one device only"
+                      : nblocks < 2   ? "its grid has one block"
+                      : mapped(rt, c) ? "its arrays are mapped on the host, or work is held "
+                                        "back behind a mapping"
+                                      : NULL;
     if (why)
         return mode == 2 ? pg__error(PG_ERROR_ARGUMENT,
                                      "kernel '%s' was asked to split (pg_kernel_split on) but "
