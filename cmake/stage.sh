@@ -15,11 +15,20 @@ tty=0
 if [ $tty = 1 ]; then printf '%s ...' "$what"; else printf '%s (log: %s) ...' "$what" "$log"; fi
 "$@" >"$log" 2>&1 &
 pid=$!
+# `cmake --build DIR` with CMake's Makefiles counts its steps in DIR/CMakeFiles/Progress (a file
+# per step done, count.txt the steps of this build).
+progress=
+[ $# -ge 3 ] && [ "$(basename "$1")" = cmake ] && [ "$2" = --build ] && progress=$3/CMakeFiles/Progress
 if [ $tty = 1 ]; then
-  # Progress from the log as it grows: CMake's Makefiles print "[ 45%]", Ninja "[12/345]".
+  # Else progress from the log as it grows: CMake's Makefiles print "[ 45%]", Ninja "[12/345]".
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1
-    p=$(grep -aoE '^\[ *[0-9]+%\]|^\[[0-9]+/[0-9]+\]' "$log" 2>/dev/null | tail -n 1 | tr -d '[] ')
+    p=
+    if [ -n "$progress" ] && [ -f "$progress/count.txt" ]; then
+      p="$(find "$progress" -type f ! -name count.txt 2>/dev/null | wc -l)/$(cat "$progress/count.txt" 2>/dev/null)"
+    fi
+    case $p in */ | /*) p= ;; esac
+    [ -n "$p" ] || p=$(grep -aoE '^\[ *[0-9]+%\]|^\[[0-9]+/[0-9]+\]' "$log" 2>/dev/null | tail -n 1 | tr -d '[] ')
     case $p in
       */*) printf '\r\033[K%s: step %s of %s' "$what" "${p%/*}" "${p#*/}" ;;
       ?*) printf '\r\033[K%s: %s' "$what" "$p" ;;
