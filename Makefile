@@ -11,21 +11,22 @@ all: build
 deps:
 	@PYTHON=$(PYTHON) scripts/install-deps.sh
 
+# One line per stage (cmake/stage.sh); each stage's output goes to a log shown when it fails.
 build: deps
-	@cmake -S . -B build $(CMAKE_FLAGS) >/dev/null
-	@cmake --build build -j$(JOBS)
+	@cmake/stage.sh "configuring build/" build/configure.log cmake -S . -B build $(CMAKE_FLAGS)
+	@cmake/stage.sh "building build/" build/build.log cmake --build build -j$(JOBS)
 
-# The main example: on GPUs when there are any, else on four CPU devices. The build's output
-# goes to build/demo-build.log and is shown only when the build fails, so the first screen is
-# the example's.
+# The main example: on GPUs when there are any, else on four CPU devices. The build shows one
+# line per stage (its output goes to build/configure.log and build/build.log, shown only when
+# it fails), so the screen is the example's.
 demo: deps
-	@mkdir -p build
-	@{ cmake -S . -B build $(CMAKE_FLAGS) && cmake --build build -j$(JOBS); } > build/demo-build.log 2>&1 \
-	  || { tail -n 60 build/demo-build.log; echo "make demo: the build failed (all of it: build/demo-build.log)"; exit 1; }
+	@cmake/stage.sh "configuring build/" build/configure.log cmake -S . -B build $(CMAKE_FLAGS)
+	@cmake/stage.sh "building build/" build/build.log cmake --build build -j$(JOBS)
 	@PYTHONPATH=$(CURDIR)/build/bindings/python PG_DEMO_DOT=$(CURDIR)/build/dag.dot $(PYTHON) examples/python/quickstart.py
 
 # Every suite: C (plain, then under ASan+UBSan and TSan), Python, Lua, Java.
 test: build
+	@echo "running every suite in build/ (C, Python, Lua, Java): ctest -j$(JOBS)"
 	@cd build && ctest --output-on-failure -j$(JOBS)
 	@$(MAKE) --no-print-directory test-asan test-tsan
 	@echo "make test: all suites passed"
@@ -33,14 +34,16 @@ test: build
 # The C suite under sanitizers; the differential test runs fewer programs there.
 test-asan:
 	@cmake -S . -B build-asan -DPG_SANITIZE=address -DPG_BINDINGS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
-	@cmake --build build-asan -j$(JOBS)
+	@cmake/stage.sh "building build-asan/ (ASan+UBSan)" build-asan/build.log cmake --build build-asan -j$(JOBS)
+	@echo "running the C suite under ASan+UBSan: ctest in build-asan/"
 	@# LeakSanitizer's exit-time tracer itself crashed once in ~10 loaded runs ("Tracer caught
 	@# signal 11"), failing a clean test: a test that fails is run once more, and both runs print.
 	@cd build-asan && PG_DIFF_PROGRAMS=60 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) --repeat until-pass:2
 
 test-tsan:
 	@cmake -S . -B build-tsan -DPG_SANITIZE=thread -DPG_BINDINGS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
-	@cmake --build build-tsan -j$(JOBS)
+	@cmake/stage.sh "building build-tsan/ (TSan)" build-tsan/build.log cmake --build build-tsan -j$(JOBS)
+	@echo "running the C suite under TSan: ctest in build-tsan/"
 	@cd build-tsan && PG_DIFF_PROGRAMS=25 TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" ctest --output-on-failure -j$(JOBS)
 
 # Long runs, not part of `make test` (tests/soak/README.md). soak: 100,000 differential programs on

@@ -461,10 +461,14 @@ class Plan:
         return (self.bench, self.size_name, self.version, self.policy or "", self.gpus,
                 self.nparts)
 
+    #: what a device count counts: "device" on CPU devices (host:N), set by main
+    unit = "GPU"
+
     def label(self):
-        return "%s %s %s%s %d GPU%s P=%d%s" % (
+        return "%s %s %s%s %d %s%s P=%d%s" % (
             self.bench, self.size_name, self.version, "/" + self.policy if self.policy else "",
-            self.gpus, "" if self.gpus == 1 else "s", self.nparts, " (sweep)" if self.sweep else "")
+            self.gpus, self.unit, "" if self.gpus == 1 else "s", self.nparts,
+            " (sweep)" if self.sweep else "")
 
 
 def result_key(r):
@@ -899,9 +903,9 @@ class Report:
         if bad:
             out.append("\n%d configuration(s) failed or did not validate:\n" % len(bad))
             for r in bad[:40]:
-                out.append("- %s %s %s %s %d GPU(s) P=%d: %s" % (
-                    r["bench"], r["size"], r["version"], r.get("policy") or "", r["gpus"],
-                    r["partitions"], (r.get("error") or r.get("check") or "")[:300].replace(
+                out.append("- %s %s %s %s %s P=%d: %s" % (
+                    r["bench"], r["size"], r["version"], r.get("policy") or "",
+                    self.gpus_word(r["gpus"]), r["partitions"], (r.get("error") or r.get("check") or "")[:300].replace(
                         "\n", " ")))
         return out
 
@@ -1289,6 +1293,7 @@ def main(argv=None):
             spec = "host:4"
     devs = device_info(pg, spec)
     cpu = devs[0]["kind"] == "cpu"
+    Plan.unit = "device" if cpu else "GPU"
     ndev = len(devs)
     if spec.startswith("host"):
         device_specs = {k: "host:%d" % k for k in range(1, ndev + 1)}

@@ -766,9 +766,15 @@ static pg_status run_compiler(const pg__kernel_src *src, const char *cache, buil
         return PG_OK;
     const char *log = b->log ? b->log : "";
     char head[1200], fault[256];
-    log_head(log, head, sizeof head);
     size_t first_len = 0;
     const char *first = first_error(log, &first_len);
+    /* The message's first line quotes the first error line; the log's head after it starts
+     * below that line, so it is not shown twice (the lines above it only name the function,
+     * which the message does too). */
+    const char *rest = log;
+    if (first)
+        rest = first + first_len + (first[first_len] == '\n');
+    log_head(rest, head, sizeof head);
     /* A source that does not scan explains the compiler's errors where they land in the
      * generated call (an unclosed brace pulls it into the kernel) or at the fault's own place
      * (a literal with no end, a stray closing bracket). A compiler error in the kernel
@@ -795,8 +801,8 @@ static pg_status run_compiler(const pg__kernel_src *src, const char *cache, buil
     else
         snprintf(what, sizeof what, "see the log");
     /* The caller puts the kernel's name and the devices before this (pg__error_wrap). */
-    pg_status st =
-        pg__error(PG_ERROR_COMPILE, "the C++ compiler '%s' failed: %s\n%s", b->cxx, what, head);
+    pg_status st = pg__error(PG_ERROR_COMPILE, "the C++ compiler '%s' failed: %s%s%s", b->cxx, what,
+                             head[0] ? "\n" : "", head);
     pg__error_set_log(log);
     return st;
 }

@@ -86,7 +86,9 @@ setup(
     ext_modules=[extension],
     cmdclass={"build_py": build_py_with_presets},
     python_requires=">=3.9",
-    extras_require={"numpy": ["numpy"], "test": ["numpy", "pytest"]},
+    # notebook: what examples/python/quickstart.ipynb needs beyond polygpu (JupyterLab, the chart).
+    extras_require={"numpy": ["numpy"], "test": ["numpy", "pytest"],
+                    "notebook": ["jupyterlab", "matplotlib", "numpy"]},
     zip_safe=False,
     # pip builds in the source folder: objects left in bindings/python/build by an earlier
     # version would be linked again (setuptools compares times, not the list of sources), so

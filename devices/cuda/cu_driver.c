@@ -14,10 +14,11 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void load(void) {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
+        /* dlerror() already names the file ("libcuda.so.1: cannot open shared object file..."). */
+        const char *why = dlerror();
         snprintf(load_error, sizeof load_error,
-                 "CUDA driver not found (libcuda.so.1: %s): install the NVIDIA driver, or use "
-                 "devices=host:N",
-                 dlerror());
+                 "CUDA driver not found (%s): install the NVIDIA driver, or use devices=host:N",
+                 why ? why : "libcuda.so.1 could not be loaded");
         return;
     }
 #define PG__CU_LOAD(name, sym, params)                                                             \

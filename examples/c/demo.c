@@ -1,8 +1,10 @@
 /* demo.c: the C API end to end — two independent kernels, one that depends on both, a host
  * read; prints the devices used and writes the DAG as DOT. From the top of the checkout, after
  * `make demo`:
- *   cc -std=c11 examples/c/demo.c -Icore -Lbuild -lpolygpu -Wl,-rpath,$PWD/build -o demo && ./demo
- * (the build makes it as build/examples/c/polygpu-demo too; examples/c/CMakeLists.txt builds it
+ *   cc -std=c11 examples/c/demo.c -Icore -Lbuild -lpolygpu -Wl,-rpath,$PWD/build -o build/demo &&
+ *     build/demo build/dag.dot
+ * (the argument is where the DAG goes, dag.dot in the current folder without one; the build
+ * makes it as build/examples/c/polygpu-demo too; examples/c/CMakeLists.txt builds it
  * against an installed polygpu). */
 #include "polygpu.h"
 

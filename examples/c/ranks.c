@@ -1,7 +1,8 @@
 /* ranks.c: the same program on one process or on several (MPI ranks), same results.
  *
  *   ./polygpu-ranks                 one process
- *   mpirun -np 3 ./polygpu-ranks    three ranks: each runs the whole program
+ *   mpirun --oversubscribe -np 3 ./polygpu-ranks    three ranks: each runs the whole program
+ *   (--oversubscribe: more ranks than cores; as root Open MPI also wants --allow-run-as-root)
  *
  * x is cut into views spread over the ranks in blocks; each launch runs on the rank owning the
  * rows it writes; the second kernel reads all of x, and polygpu sends each rank the rows it

@@ -5,9 +5,11 @@
 //     build/bindings/java/polygpu-quickstart.jar:
 //      java -cp build/bindings/java/polygpu-bundle.jar:build/bindings/java/polygpu-quickstart.jar Quickstart)
 //
-// Devices come from PG_DEVICES ("cuda", "host:4", ...; default: GPUs, else one CPU device).
+// Devices come from PG_DEVICES ("cuda", "host:4", ...); by default every GPU, or four CPU devices
+// with separate memories when there is no GPU.
 import java.util.Arrays;
 import polygpu.DeviceArray;
+import polygpu.DeviceException;
 import polygpu.Dim3;
 import polygpu.Kernel;
 import polygpu.Runtime;
@@ -24,9 +26,19 @@ public final class Quickstart {
             }
             """;
 
+    // GPUs if there are any, else four CPU devices (the rule of every example).
+    static Runtime open() {
+        String devices = System.getenv("PG_DEVICES");
+        try {
+            return new Runtime(new Runtime.Options().devices(devices != null ? devices : "cuda"));
+        } catch (DeviceException e) {
+            return new Runtime(new Runtime.Options().devices("host:4")); // no GPU
+        }
+    }
+
     public static void main(String[] args) {
         int n = 1000;
-        try (Runtime rt = new Runtime(new Runtime.Options());
+        try (Runtime rt = open();
                 Kernel square = rt.kernel(SOURCE, "square");
                 Kernel add = rt.kernel(SOURCE, "add");
                 DeviceArray x1 = rt.array("float32", n);

@@ -1,7 +1,8 @@
 // Ranks.java: the same program on one process or on several (MPI ranks), same results.
 //
 //   java -cp build/bindings/java/polygpu-bundle.jar examples/java/Ranks.java
-//   mpirun -np 3 java -cp build/bindings/java/polygpu-bundle.jar examples/java/Ranks.java
+//   mpirun --oversubscribe -np 3 java -cp build/bindings/java/polygpu-bundle.jar examples/java/Ranks.java
+//   (--oversubscribe: more ranks than cores; as root Open MPI also wants --allow-run-as-root)
 //
 // Every rank runs the whole program: split spreads x's views over the ranks in blocks, each
 // launch runs on the rank owning what it writes, the second kernel reads x's next row too

@@ -13,7 +13,7 @@ extern "C" __global__ void diff(float *z, const float *a, const float *b, int n)
 -- GPUs if there are any, else four CPU devices with separate memories (PG_DEVICES overrides).
 local ok, rt = pcall(pg.runtime, {devices = os.getenv("PG_DEVICES") or "cuda"})
 if not ok then
-    print("no GPU (" .. tostring(rt) .. "): using 4 CPU devices")
+    print("no GPU here: using 4 CPU devices")
     rt = pg.runtime {devices = "host:4"}
 end
 for _, d in ipairs(rt:devices()) do

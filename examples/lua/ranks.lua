@@ -1,6 +1,7 @@
 -- ranks.lua: the same script on one process or on several (MPI ranks), same results.
 --   LUA_CPATH='build/bindings/lua/?.so' lua5.4 examples/lua/ranks.lua
---   LUA_CPATH='build/bindings/lua/?.so' mpirun -np 3 -x LUA_CPATH lua5.4 examples/lua/ranks.lua
+--   mpirun --oversubscribe -np 3 -x LUA_CPATH='build/bindings/lua/?.so' lua5.4 examples/lua/ranks.lua
+-- (--oversubscribe: more ranks than cores; as root Open MPI also wants --allow-run-as-root.)
 -- Every rank runs the whole script: split spreads x's views over the ranks in blocks, each
 -- launch runs on the rank owning what it writes, the second kernel reads x's next row too (polygpu
 -- sends each rank the rows it lacks), and reading y gives every rank the whole result.

@@ -2,6 +2,9 @@
 
     PYTHONPATH=build/bindings/python python3 examples/python/dag_and_trace.py [outdir]
 
+Devices come from PG_DEVICES ("cuda", "host:4", ...); by default every GPU, or four CPU
+devices with separate memories when there is no GPU.
+
 Render the DAG with `dot -Tpng dag.dot -o dag.png`; open trace.json in https://ui.perfetto.dev.
 """
 import os
@@ -19,7 +22,13 @@ extern "C" __global__ void axpy(float *y, const float *x, float a, int n) {
 out = sys.argv[1] if len(sys.argv) > 1 else "."
 os.makedirs(out, exist_ok=True)
 n, parts = 1 << 18, 4
-with pg.Runtime(policy="minmax-transfer-time") as rt:
+try:
+    rt = pg.Runtime(devices=os.environ.get("PG_DEVICES", "cuda"), policy="minmax-transfer-time")
+except pg.DeviceError:
+    rt = pg.Runtime(devices="host:4", policy="minmax-transfer-time")  # no GPU: four CPU devices
+with rt:
+    for d in rt.devices:
+        print("device %(id)d: %(name)s (%(kind)s)" % d)
     init, axpy = rt.kernel(SRC, "init"), rt.kernel(SRC, "axpy")
     grid = (n + 255) // 256
     xs = [rt.array("float32", n) for _ in range(parts)]

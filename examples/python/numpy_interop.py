@@ -1,7 +1,12 @@
 """numpy_interop.py: NumPy in and out — copies, zero-copy views, and in-place host edits.
 
     PYTHONPATH=build/bindings/python python3 examples/python/numpy_interop.py
+
+Devices come from PG_DEVICES ("cuda", "host:4", ...); by default every GPU, or four CPU
+devices with separate memories when there is no GPU.
 """
+import os
+
 import numpy as np
 
 import polygpu as pg
@@ -16,7 +21,13 @@ extern "C" __global__ void smooth(float *y, const float *x, int rows, int cols) 
   y[r * cols + c] = s / k; }
 """
 
-with pg.Runtime() as rt:  # devices from PG_DEVICES, default: every GPU, else one CPU device
+try:
+    rt = pg.Runtime(devices=os.environ.get("PG_DEVICES", "cuda"))
+except pg.DeviceError:
+    rt = pg.Runtime(devices="host:4")  # no GPU: four CPU devices
+with rt:
+    for d in rt.devices:
+        print("device %(id)d: %(name)s (%(kind)s)" % d)
     smooth = rt.kernel(SRC, "smooth")
     image = np.random.default_rng(0).random((64, 100), dtype=np.float32)
     x = rt.asarray(image)  # a copy: float32, shape (64, 100) from the NumPy array

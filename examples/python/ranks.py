@@ -1,7 +1,9 @@
 """ranks.py: the same script on one process or on several (MPI ranks), same results.
 
     PYTHONPATH=build/bindings/python python3 examples/python/ranks.py
-    PYTHONPATH=build/bindings/python mpirun -np 3 python3 examples/python/ranks.py
+    mpirun --oversubscribe -np 3 -x PYTHONPATH=build/bindings/python python3 examples/python/ranks.py
+
+(--oversubscribe: more ranks than cores; as root Open MPI also wants --allow-run-as-root.)
 
 Every rank runs the whole script. ``split`` spreads the views of ``x`` over the ranks in blocks
 (``owner=`` at creation and ``.owner`` set it by hand); each launch runs on the rank owning what

@@ -88,6 +88,13 @@ static void malformed_sources(pg_runtime *rt) {
         new_kernel(rt, "__global__ void k(float *y) {\n  y[0] = undefined_thing;\n}\n", "k", NULL),
         PG_ERROR_COMPILE, "undefined_thing");
     CHECK_NO("signature");
+    { /* ... and shows that error line once, not again in the log's head below it. */
+        const char *m = pg_last_error(), *e = strstr(m, "kernel.cu:2:");
+        size_t n = e ? strcspn(e, "\n") : 0;
+        char line[256];
+        snprintf(line, sizeof line, "%.*s", (int)n, e ? e : "");
+        CHECK(e && n > 12 && !strstr(e + n, line));
+    }
     /* A compiler error before the scanner's finding leads: the finding may be a macro's brace. */
     CHECK_MSG(new_kernel(rt, "#define END }\n__global__ void k(float *y) {\n  y[0] = nope;\nEND\n",
                          "k", NULL),

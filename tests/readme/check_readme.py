@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """check_readme.py: every fenced block of README.md marked `run` (```python run, ```lua run,
 ```java run, ```c run) is written to a file and run against the build, as the README tells a
-user to, and its standard output must equal the ```text output block that follows it.
+user to, and its standard output must equal the ```text output block that follows it. Each such
+block is also a file in examples/readme (quickstart.py, quickstart.lua, Quickstart.java,
+quickstart.c), which must be identical to it, and the first command in the prose after the block
+that names that file is run as written, from the top of the checkout (`build/` standing for the
+build folder), and must print the same.
 
     check_readme.py SOURCE_DIR BUILD_DIR [--lua EXE] [--java EXE] [--cc EXE] [--not-built LANG]...
 
@@ -50,6 +54,44 @@ def runnable(text):
     return found
 
 
+# The file in examples/readme that holds each language's block.
+SHIPPED = {"python": "quickstart.py", "lua": "quickstart.lua", "java": "Quickstart.java",
+           "c": "quickstart.c"}
+
+
+def command_after(text, line, name):
+    """The first inline `command` after the block whose body starts at line index `line` (and
+    after its output block), before the next run block, that names examples/readme/NAME."""
+    lines, end, fences = text.split("\n"), line, 0
+    while end < len(lines) and fences < 3:  # the block's closing fence, then its output block's
+        fences += lines[end].startswith("```")
+        end += 1
+    rest = "\n".join(lines[end:])
+    nxt = re.search(r"^```\S+ run", rest, re.M)
+    rest = rest[:nxt.start()] if nxt else rest
+    for span in re.findall(r"`([^`]+)`", rest):
+        if "examples/readme/" + name in span:
+            return " ".join(span.split())
+    return None
+
+
+def run_command(cmd, args):
+    """Run a README command as a user would, from the top of the checkout; build/ in it means
+    this build's folder. (stdout, status, stderr)."""
+    build = os.path.relpath(args.build, args.source)
+    if build != "build":
+        cmd = re.sub(r"(?:(?<=[\s='\":/])|(?<=-L)|^)build(?=[/\s]|$)", build, cmd)
+    env = dict(os.environ, PG_CACHE_DIR=os.path.join(args.build, "kernel-cache"))
+    env.pop("PG_DEVICES", None)
+    # The tools CMake found come first on PATH, under the names the README uses.
+    dirs = [os.path.dirname(os.path.abspath(t)) for t in (args.java, args.lua, sys.executable)
+            if t]
+    env["PATH"] = os.pathsep.join(dirs + [env.get("PATH", "")])
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env,
+                       cwd=args.source, timeout=300)
+    return p.stdout, p.returncode, p.stderr
+
+
 def run(lang, code, work, args):
     """The block's standard output (and the command's status and stderr)."""
     env = dict(os.environ, PG_CACHE_DIR=os.path.join(args.build, "kernel-cache"))
@@ -96,8 +138,10 @@ def main():
     ap.add_argument("--cc", default="cc")
     ap.add_argument("--not-built", action="append", default=[])
     args = ap.parse_args()
+    args.source, args.build = os.path.abspath(args.source), os.path.abspath(args.build)
     with open(os.path.join(args.source, "README.md")) as f:
-        found = runnable(f.read())
+        readme = f.read()
+    found = runnable(readme)
     tools = {"lua": args.lua, "java": args.java, "c": args.cc, "python": sys.executable}
     passed = failed = 0
     langs = set()
@@ -125,6 +169,36 @@ def main():
         else:
             passed += 1
             print("ok   %s" % name)
+        # The same program as a file, and the README's command for it, run as written.
+        shipped = os.path.join(args.source, "examples", "readme", SHIPPED.get(lang, "?"))
+        try:
+            with open(shipped) as f:
+                same = f.read() == code
+        except OSError:
+            same = None
+        cmd = command_after(readme, line, SHIPPED.get(lang, "?"))
+        if not same:
+            failed += 1
+            print("FAIL %s: %s %s" % (name, os.path.relpath(shipped, args.source),
+                                       "differs from the block" if same is False else
+                                       "is missing (the block's program as a file)"))
+        elif cmd is None:
+            failed += 1
+            print("FAIL %s: no command naming examples/readme/%s follows the block"
+                  % (name, SHIPPED[lang]))
+        else:
+            got, status, err = run_command(cmd, args)
+            if status or got.rstrip() != want.rstrip():
+                failed += 1
+                print("FAIL %s: the command `%s` exited %s" % (name, cmd, status))
+                if err:
+                    print("  stderr:\n    " + err.strip().replace("\n", "\n    "))
+                diff = difflib.unified_diff(want.rstrip().split("\n"), got.rstrip().split("\n"),
+                                            "README shows", "the command printed", lineterm="")
+                print("  " + "\n  ".join(diff))
+            else:
+                passed += 1
+                print("ok   %s: `%s`" % (name, cmd))
     for needed in ("python", "lua", "java", "c"):
         if needed not in langs:
             print("FAIL README.md has no runnable %s block" % needed)

@@ -44,7 +44,32 @@ NumPy is optional: without it, selections read as nested lists, ``dtype`` is a s
 ``to_numpy()`` raises ImportError.
 """
 
-from . import _polygpu
+try:
+    from . import _polygpu
+except ImportError as _e:
+    # This folder has no compiled extension: it is the source folder bindings/python/polygpu,
+    # found first because Python runs in bindings/python (or it is on the path), and it shadows
+    # the package that was built or installed. Say so, rather than "circular import".
+    import os as _os
+    import sys as _sys
+
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    if any(f.startswith("_polygpu.") and f.endswith((".so", ".pyd")) for f in _os.listdir(_here)):
+        raise
+    _others = [
+        _os.path.join(p or _os.getcwd(), "polygpu")
+        for p in _sys.path
+        if _os.path.isdir(_os.path.join(p or _os.getcwd(), "polygpu"))
+        and _os.path.realpath(_os.path.join(p or _os.getcwd(), "polygpu")) != _os.path.realpath(_here)
+    ]
+    raise ImportError(
+        "polygpu was imported from %s, which has no compiled extension (_polygpu): this is the "
+        "source folder, and it shadows the built or installed package%s. Run Python from another "
+        "folder than bindings/python (or take that folder off sys.path / PYTHONPATH); after "
+        "`make build`, PYTHONPATH=build/bindings/python finds the built package."
+        % (_here, " (another copy is in %s)" % _others[0] if _others else ""),
+        name="polygpu",
+    ) from None
 from ._polygpu import (
     ArgumentError,
     CompileError,
