@@ -125,6 +125,8 @@ void pg__array_unref(pg__array *a) {
             pg__evict_forget(rt, a, d);
         }
     pg__array *store = a->store;
+    if (a->kind == PG__A_VIEW)
+        pg__pieces_view_gone(a); /* its cuts may go */
     pg__free(a->pieces);
     pg__free(a);
     if (store != a) /* a view or a piece: the elements may go now */

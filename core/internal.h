@@ -210,6 +210,8 @@ struct pg__array {
     pg__array *one;
     int users;
     int superseded; /* a piece cut in two: no new work uses it */
+    int view_ends;  /* a piece: live views with an end at its start (its cut stays while > 0) */
+    int merge_due;  /* a root: a cut no live view needs any more (its pieces may merge back) */
     int umaps;      /* a root or view: pg_array_map calls not unmapped yet */
     pg_dtype dtype;
     int ndim;
@@ -517,6 +519,9 @@ pg__array *pg__array_piece_at(pg__array *r, uint64_t e);
 /* A user handle of root or view a is gone: its root loses a user; the last one lets the pieces
  * go (each goes when no computation uses it). */
 void pg__array_user_gone(pg__array *a);
+/* View v is gone (its last reference): its ends no longer keep its root's cuts, so the pieces
+ * on either side may merge back at the next launch on the root (pg__comp_expand_pieces). */
+void pg__pieces_view_gone(pg__array *v);
 /* The kernel's arguments (roots and views, deduplicated) replaced by the pieces they cover,
  * accesses merged per piece, slot map updated: at submission, so that a recording made before
  * a cut replays over the pieces of then. */

@@ -6,6 +6,8 @@
 #include "dag_view.h"
 #include "kernels_common.h"
 
+#include "core/internal.h"
+
 enum { N = 1024, H = N / 2 };
 
 static tdag dag;
@@ -382,6 +384,64 @@ static void adjacent_pieces_one_copy(void) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* Pieces of root x now (0: never cut, or merged back into one). */
+static int npieces(pg_array *x) {
+    pg__array *a = pg__handle_get((uint64_t)(uintptr_t)x, PG__H_ARRAY);
+    REQUIRE_OK(a ? PG_OK : PG_ERROR_INTERNAL);
+    return a->store->npieces;
+}
+
+/* 100 throw-away windows x[i:i+8], each used by a kernel, cut x into 108 pieces; once they are
+ * gone their pieces merge back, so a kernel on all of x (which may cover at most 64 pieces)
+ * runs, with the right values; also with a view still alive on another range, whose cuts
+ * stay. The windows' kernels may still be running at the launch on x (it waits for them) or
+ * have finished (they merged on the way). */
+static void throwaway_windows(int keep, int per_window_sync) {
+    pg_runtime *rt = test_runtime("host:2", "round-robin", NULL);
+    pg_kernel *f = test_kernel(rt, "scale", NULL);
+    enum { M = 800, W = 100 };
+    pg_array *x = test_array(rt, M);
+    static float v[M], want[M];
+    for (int i = 0; i < M; i++)
+        want[i] = v[i] = (float)(i % 13);
+    CHECK_OK(pg_array_write(x, 0, M, v));
+    pg_array *kept = keep ? view(x, 700, 750) : NULL;
+    for (int i = 0; i < W; i++) {
+        pg_array *w = view(x, i, i + 8);
+        pg_arg a[] = {pg_arg_array(w), pg_arg_float(2), pg_arg_int(8)};
+        CHECK_OK(pg_kernel_launch(f, dim1(1), dim1(32), 0, a, 3));
+        CHECK_OK(pg_array_free(w));
+        for (int e = i; e < i + 8; e++)
+            want[e] *= 2;
+        if (per_window_sync)
+            CHECK_OK(pg_runtime_sync(rt));
+    }
+    pg_arg a[] = {pg_arg_array(x), pg_arg_float(0.5f), pg_arg_int(M)};
+    CHECK_OK(pg_kernel_launch(f, dim1(M / 32 + 1), dim1(32), 0, a, 3));
+    for (int e = 0; e < M; e++)
+        want[e] *= 0.5f;
+    static float got[M];
+    CHECK_OK(pg_array_read(x, 0, M, got));
+    CHECK(!memcmp(got, want, sizeof got));
+    /* The whole array written by one kernel: one state, so the next launch merges what is left
+     * (keeping the live view's cuts). */
+    CHECK_OK(pg_kernel_launch(f, dim1(M / 32 + 1), dim1(32), 0, a, 3));
+    CHECK_OK(pg_runtime_sync(rt));
+    CHECK(npieces(x) == (keep ? 3 : 0));
+    if (kept) {
+
+        static float k[50];
+        CHECK_OK(pg_array_read(kept, 0, 50, k));
+        for (int e = 0; e < 50; e++)
+            CHECK(k[e] == want[700 + e] * 0.5f);
+        CHECK_OK(pg_array_free(kept));
+        CHECK_OK(pg_kernel_launch(f, dim1(M / 32 + 1), dim1(32), 0, a, 3));
+        CHECK_OK(pg_runtime_sync(rt));
+        CHECK(npieces(x) == 0); /* its cuts went with it */
+    }
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 int main(void) {
     const char *policies[] = {"round-robin", "stream-aware", "min-transfer-size",
                               "minmax-transfer-time", "min-transfer-time"};
@@ -395,6 +455,8 @@ int main(void) {
     recordings_across_cuts();
     many_pieces_replayed();
     adjacent_pieces_one_copy();
+    for (int k = 0; k < 4; k++)
+        throwaway_windows(k & 1, k >> 1);
     for (int p = 0; p < 5; p++)
         partitions_in_blocks(policies[p]);
     CHECK_DONE();

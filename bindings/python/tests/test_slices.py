@@ -134,3 +134,21 @@ def test_mapped_array_is_not_cut(rt):
         a[100:200]
     del h
     assert a[100:200][0] == -1.0
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_throw_away_windows_merge_back(rt, kernels, keep):
+    # 100 windows, each used by a kernel and dropped, cut the array into 108 pieces; a kernel
+    # may cover at most 64, yet one on the whole array runs once the windows are gone (their
+    # pieces merge back), also with a view alive on another range.
+    a = rt.asarray(np.arange(800, dtype=np.float32) % 13)
+    want = np.arange(800, dtype=np.float32) % 13
+    kept = a[700:750] if keep else None
+    for i in range(100):
+        kernels.scale(1, 32)(a[i:i + 8], 2.0, 8)
+        want[i:i + 8] *= 2
+    kernels.scale(grid_for(800), 256)(a, 0.5, 800)
+    want *= 0.5
+    assert np.array_equal(a.to_numpy(), want)
+    if keep:
+        assert np.array_equal(np.asarray(kept), want[700:750])
