@@ -398,6 +398,8 @@ struct pg__runtime {
      * path pays one predictable branch for them */
     pg__ranks *ranks;
     int rank, nranks; /* 0 and 1 single-process */
+    /* check=bounds: view parameters' own buffers, freed once their launch is done (bounds.c) */
+    struct pg__staging *staging;
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -526,6 +528,15 @@ void pg__pieces_view_gone(pg__array *v);
  * accesses merged per piece, slot map updated: at submission, so that a recording made before
  * a cut replays over the pieces of then. */
 pg_status pg__comp_expand_pieces(pg__runtime *rt, pg__comp *c);
+
+/* ---- check=bounds on CPU devices (core/bounds.c) */
+typedef struct pg__staging pg__staging;
+/* Launch c on s (buffers per argument in buf), each view parameter in a guarded buffer of its
+ * own (its rows copied in, and back when it may be written): pg__comp_expand_pieces left each
+ * view parameter's elements in its slot (0: not a view). */
+pg_status pg__bounds_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn, void **buf);
+/* Free what the staged launches kept (runtime teardown). */
+void pg__bounds_free(pg__runtime *rt);
 
 /* ---- device memory (core/evict.c): the bytes of device buffers per device, kept under
  * device_memory_limit (and under what the device itself can give) by evicting least recently

@@ -504,6 +504,14 @@ static pg_status merge_args(pg__runtime *rt, pg__comp *c, int wait) {
 }
 
 pg_status pg__comp_expand_pieces(pg__runtime *rt, pg__comp *c) {
+    /* check=bounds: each view parameter's elements, for a buffer of its own (core/bounds.c);
+     * pieces are given by a caller that expanded already */
+    if (__builtin_expect(rt->opt.check_bounds, 0) && c->kernel && !c->kernel->is_task)
+        for (int s = 0; s < c->nslots; s++) {
+            const pg__array *a = c->slot_arg[s] >= 0 ? c->args[c->slot_arg[s]].array : NULL;
+            if (a && a->kind != PG__A_PIECE)
+                c->slots[s] = a->kind == PG__A_VIEW && a->size < a->store->size ? a->size : 0;
+        }
     int any = 0;
     for (int i = 0; i < c->nargs && !any; i++)
         any = c->args[i].array->kind == PG__A_VIEW || c->args[i].array->pieces;
