@@ -280,20 +280,23 @@ enum { MERGE_NO = -1, MERGE_WAIT = 0, MERGE_OK = 1, MERGE_COPY = 2 };
 
 /* The computation standing for x (of one piece) and y (of the next) in their merge: the same
  * one, or the unfinished one when the other has settled. MERGE_WAIT with *wait the one to wait
- * for first; MERGE_NO when a failure would spread to the other piece. */
+ * for first; MERGE_NO when a failure would spread to the other piece, or a host access (or work
+ * held back behind one) has either. */
 static int pick(pg__runtime *rt, pg__comp *x, pg__comp *y, pg__comp **out, pg__comp **wait) {
+    if (held(x) || held(y))
+        return MERGE_NO; /* a launch does not wait for a host access (it holds work back) */
     if (x == y) {
-        *out = *wait = x;
-        return held(x) ? MERGE_WAIT : MERGE_OK;
+        *out = x;
+        return MERGE_OK;
     }
     int sx = settled(rt, x), sy = settled(rt, y);
     if (failed(x) || failed(y))
         return MERGE_NO;
     if (sx || sy) {
-        *out = *wait = sx && sy ? NULL : sx ? y : x;
-        return held(*out) ? MERGE_WAIT : MERGE_OK;
+        *out = sx && sy ? NULL : sx ? y : x;
+        return MERGE_OK;
     }
-    *wait = x;
+    *wait = x; /* issued, not known to be done */
     return MERGE_WAIT;
 }
 
@@ -306,12 +309,10 @@ typedef struct merged {
 
 /* A reader of either piece, unless it finished (it orders nothing). */
 static int add_reader(pg__runtime *rt, merged *m, pg__comp *c, pg__comp **wait) {
+    if (held(c))
+        return MERGE_NO;
     if (settled(rt, c) || c->state == PG__DONE)
         return MERGE_OK;
-    if (held(c)) {
-        *wait = c;
-        return MERGE_WAIT;
-    }
     for (int i = 0; i < m->nreaders; i++)
         if (m->readers[i] == c)
             return MERGE_OK;
