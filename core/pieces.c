@@ -279,10 +279,12 @@ static int held(const pg__comp *c) {
 enum { MERGE_NO = -1, MERGE_WAIT = 0, MERGE_OK = 1, MERGE_COPY = 2 };
 
 /* The computation standing for x (of one piece) and y (of the next) in their merge: the same
- * one, or the unfinished one when the other has settled. MERGE_WAIT with *wait the one to wait
- * for first; MERGE_NO when a failure would spread to the other piece, or a host access (or work
- * held back behind one) has either. */
-static int pick(pg__runtime *rt, pg__comp *x, pg__comp *y, pg__comp **out, pg__comp **wait) {
+ * one, or (not strict) the unfinished one when the other has settled. MERGE_WAIT with *wait the
+ * one to wait for first; MERGE_NO when a failure would spread to the other piece, or a host
+ * access (or work held back behind one) has either. Strict, a merge adds no computation to
+ * either piece's rows: cut again later, they would depend on work that never touched them. */
+static int pick(pg__runtime *rt, pg__comp *x, pg__comp *y, int strict, pg__comp **out,
+                pg__comp **wait) {
     if (held(x) || held(y))
         return MERGE_NO; /* a launch does not wait for a host access (it holds work back) */
     if (x == y) {
@@ -292,27 +294,41 @@ static int pick(pg__runtime *rt, pg__comp *x, pg__comp *y, pg__comp **out, pg__c
     int sx = settled(rt, x), sy = settled(rt, y);
     if (failed(x) || failed(y))
         return MERGE_NO;
-    if (sx || sy) {
-        *out = sx && sy ? NULL : sx ? y : x;
+    if (sx && sy) {
+        *out = NULL;
         return MERGE_OK;
     }
-    *wait = x; /* issued, not known to be done */
+    if (!strict && (sx || sy)) {
+        *out = sx ? y : x;
+        return MERGE_OK;
+    }
+    *wait = sx ? y : x; /* issued, not known to be done */
     return MERGE_WAIT;
 }
 
 typedef struct merged {
+    int strict;
     uint32_t valid;
     pg__comp *ready[PG__NLOC], *writer;
     pg__comp **readers;
     int nreaders;
 } merged;
 
-/* A reader of either piece, unless it finished (it orders nothing). */
-static int add_reader(pg__runtime *rt, merged *m, pg__comp *c, pg__comp **wait) {
+/* A reader of either piece, unless it finished (it orders nothing); strict, only one reading
+ * the other piece (of) too. */
+static int add_reader(pg__runtime *rt, merged *m, pg__comp *c, const pg__history *of,
+                      pg__comp **wait) {
     if (held(c))
         return MERGE_NO;
     if (settled(rt, c) || c->state == PG__DONE)
         return MERGE_OK;
+    int both = !m->strict;
+    for (int i = 0; i < of->nreaders && !both; i++)
+        both = of->readers[i] == c;
+    if (!both) {
+        *wait = c;
+        return MERGE_WAIT;
+    }
     for (int i = 0; i < m->nreaders; i++)
         if (m->readers[i] == c)
             return MERGE_OK;
@@ -321,8 +337,8 @@ static int add_reader(pg__runtime *rt, merged *m, pg__comp *c, pg__comp **wait) 
 }
 
 /* The state of p and q (next to each other) as one piece, if they agree: a location holds
- * the value where both hold theirs, and each computation of the two is the same, or one of
- * them settled. */
+ * the value where both hold theirs (strict: the same locations), and each computation of the
+ * two is the same, or settled (not strict: in one of them). */
 static int agree(pg__runtime *rt, const pg__array *p, const pg__array *q, merged *m,
                  pg__comp **wait) {
     if (p->lost || q->lost || p->fresh != q->fresh || p->map_count || q->map_count || p->map_comp ||
@@ -332,28 +348,32 @@ static int agree(pg__runtime *rt, const pg__array *p, const pg__array *q, merged
     m->valid = p->valid & q->valid;
     if (!m->valid)
         return MERGE_COPY; /* no location holds both: a copy is needed first */
+    if (m->strict && p->valid != q->valid)
+        return MERGE_NO; /* a location would lose a current copy */
     int k;
     for (int l = 0; l < PG__NLOC; l++) {
         m->ready[l] = NULL;
         if ((m->valid & PG__LOC_BIT(l)) &&
-            (k = pick(rt, p->ready[l], q->ready[l], &m->ready[l], wait)) != MERGE_OK)
+            (k = pick(rt, p->ready[l], q->ready[l], m->strict, &m->ready[l], wait)) != MERGE_OK)
             return k;
     }
-    if ((k = pick(rt, p->hist.writer, q->hist.writer, &m->writer, wait)) != MERGE_OK)
+    if ((k = pick(rt, p->hist.writer, q->hist.writer, m->strict, &m->writer, wait)) != MERGE_OK)
         return k;
     for (int i = 0; i < p->hist.nreaders; i++)
-        if ((k = add_reader(rt, m, p->hist.readers[i], wait)) != MERGE_OK)
+        if ((k = add_reader(rt, m, p->hist.readers[i], &q->hist, wait)) != MERGE_OK)
             return k;
     for (int i = 0; i < q->hist.nreaders; i++)
-        if ((k = add_reader(rt, m, q->hist.readers[i], wait)) != MERGE_OK)
+        if ((k = add_reader(rt, m, q->hist.readers[i], &p->hist, wait)) != MERGE_OK)
             return k;
     return MERGE_OK;
 }
 
 /* Pieces i and i + 1 of root r as one, if their states agree. */
-static int merge_pair(pg__runtime *rt, pg__array *r, int i, pg__comp **wait, pg_status *st) {
+static int merge_pair(pg__runtime *rt, pg__array *r, int i, int strict, pg__comp **wait,
+                      pg_status *st) {
     pg__array *p = r->pieces[i], *q = r->pieces[i + 1];
     merged m = {0};
+    m.strict = strict;
     int nr = p->hist.nreaders + q->hist.nreaders;
     if (nr && !(m.readers = pg__malloc((size_t)nr * sizeof *m.readers))) {
         *st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -442,9 +462,11 @@ static int unpiece(pg__runtime *rt, pg__array *r) {
     return 1;
 }
 
-/* Merge the pieces of root r that no live view keeps apart and whose states agree. With
- * `wait`, first wait for the unfinished work that keeps them apart (the lock is dropped: the
- * pieces are looked at afresh after each wait). */
+/* Merge the pieces of root r that no live view keeps apart and whose states agree (strictly:
+ * the same locations and computations, so no piece gains a dependency or loses a copy). With
+ * `wait` (a launch would cover too many pieces), first wait for the issued work that keeps them
+ * apart (the lock is dropped: the pieces are looked at afresh after each wait), and copy a
+ * piece to where its neighbour's value is when no location holds both. */
 static pg_status merge_free(pg__runtime *rt, pg__array *r, int wait) {
     int left = 0; /* a cut no view needs stays */
     for (int i = 0; r->pieces && i + 1 < r->npieces;) {
@@ -454,7 +476,7 @@ static pg_status merge_free(pg__runtime *rt, pg__array *r, int wait) {
         }
         pg__comp *w = NULL;
         pg_status st = PG_OK;
-        int k = merge_pair(rt, r, i, &w, &st);
+        int k = merge_pair(rt, r, i, !wait, &w, &st);
         if (st)
             return st;
         if (k == MERGE_OK)

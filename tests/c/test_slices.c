@@ -435,10 +435,41 @@ static void throwaway_windows(int keep, int per_window_sync) {
         for (int e = 0; e < 50; e++)
             CHECK(k[e] == want[700 + e] * 0.5f);
         CHECK_OK(pg_array_free(kept));
+        /* Its rows were read to the host, the others not: they merge once a kernel wrote all
+         * (a merge never drops a current copy unless a launch needs it). */
+        CHECK_OK(pg_kernel_launch(f, dim1(M / 32 + 1), dim1(32), 0, a, 3));
         CHECK_OK(pg_kernel_launch(f, dim1(M / 32 + 1), dim1(32), 0, a, 3));
         CHECK_OK(pg_runtime_sync(rt));
         CHECK(npieces(x) == 0); /* its cuts went with it */
     }
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+/* A merge adds no dependency: pieces merge only when their computations agree, so a view made
+ * after others were freed depends only on work over its own rows (here: the first half's
+ * kernel, not the second's, whether either finished or not). */
+static void merge_adds_no_edges(void) {
+    pg_runtime *rt = test_runtime("host:2", "round-robin", NULL);
+    pg_kernel *k = test_kernel(rt, "fill", "out float *y, float v, int n");
+    pg_array *x = test_array(rt, N);
+    for (int round = 0; round < 20; round++) {
+        pg_array *a = view(x, 0, H / 2), *b = view(x, H / 2, H), *c = view(x, H, N);
+        fill(k, a, 1, H / 2);
+        fill(k, b, 2, H / 2);
+        fill(k, c, 3, H);
+        CHECK_OK(pg_array_free(a));
+        CHECK_OK(pg_array_free(b));
+        CHECK_OK(pg_array_free(c));
+        pg_array *d = view(x, 0, H / 4);
+        fill(k, d, 4, H / 4);
+        CHECK_OK(pg_array_free(d));
+        tdag_load(rt, &dag);
+        long ka = nth_kernel(4 * round), kb = nth_kernel(4 * round + 1),
+             kc = nth_kernel(4 * round + 2), kd = nth_kernel(4 * round + 3);
+        CHECK(tdag_edge(&dag, ka, kd) && !tdag_edge(&dag, kb, kd) && !tdag_edge(&dag, kc, kd));
+        CHECK_OK(pg_runtime_sync(rt));
+    }
+    CHECK(all(x, 0, H / 4, 4) && all(x, H / 4, H / 2, 1) && all(x, H / 2, H, 2) && all(x, H, N, 3));
     CHECK_OK(pg_runtime_free(rt));
 }
 
@@ -457,6 +488,7 @@ int main(void) {
     adjacent_pieces_one_copy();
     for (int k = 0; k < 4; k++)
         throwaway_windows(k & 1, k >> 1);
+    merge_adds_no_edges();
     for (int p = 0; p < 5; p++)
         partitions_in_blocks(policies[p]);
     CHECK_DONE();
