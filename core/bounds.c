@@ -50,8 +50,8 @@ void pg__bounds_free(pg__runtime *rt) {
     if (!g)
         return;
     reap(rt, 1);
-    for (int i = 0; i < g->n; i++) /* a launch never seen done: its buffer may still be used */
-        pg__comp_unref(rt, g->e[i].c);
+    /* A launch never seen done (a close that gave up on a kernel) may still use its buffers,
+     * and its computation what it holds: both are left, as the close leaves them. */
     pg__free(g->e);
     pg__free(g);
     rt->staging = NULL;
