@@ -240,8 +240,8 @@ void pg__array_user_gone(pg__array *a) {
 }
 
 /* ---- merging back. A cut no live view has an end at is kept only while the pieces on either
- * side disagree: 100 throw-away windows would otherwise leave an array in 200 pieces for good,
- * and a kernel on all of it over the 64 a launch may cover. */
+ * side disagree: 100 throw-away windows a[i:i+8] would otherwise leave an array in 108 pieces for
+ * good, and a kernel on all of it over the 64 a launch may cover. */
 
 void pg__pieces_view_gone(pg__array *v) {
     pg__array *r = v->store;
