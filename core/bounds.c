@@ -99,8 +99,26 @@ pg_status pg__bounds_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *f
         own[i] = NULL;
         if (c->slot_arg[i] >= 0)
             c->slots[i] = (uint64_t)(uintptr_t)orig[i];
-        any |= elems[i] != 0;
     }
+    /* A view sharing rows with another parameter (a different view, or the whole array) stays
+     * in the array's buffer, unchecked: in a buffer of its own, its copy back would undo the
+     * other's writes to the rows they share. */
+    uint64_t ext[PG__MAX_PARAMS];
+    for (int i = 0; i < n; i++) {
+        const pg__array *a = c->slot_arg[i] >= 0 ? c->args[c->slot_arg[i]].array : NULL;
+        ext[i] = elems[i] ? elems[i] : a ? a->store->size - a->off : 0;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n && elems[i]; j++) {
+            const pg__array *a = c->args[c->slot_arg[i]].array;
+            const pg__array *b = j != i && ext[j] ? c->args[c->slot_arg[j]].array : NULL;
+            if (b && a->store == b->store && (a != b || ext[i] != ext[j]) &&
+                a->off < b->off + ext[j] && b->off < a->off + ext[i])
+                elems[i] = elems[j] = 0;
+        }
+    any = 0;
+    for (int i = 0; i < n; i++)
+        any |= elems[i] != 0;
     if (!any || rt->dev[dev].info.kind != PG_DEVICE_CPU) {
         if (rt->cap)
             pg__plan_note_launch(rt, c, s, fn);
@@ -138,10 +156,12 @@ pg_status pg__bounds_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *f
         st = rt->ops->launch(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots, n,
                              c->timed ? &c->timing : NULL);
     for (int i = 0; !st && i < n; i++) {
-        int first = elems[i] != 0;
+        int first = elems[i] != 0, out = 0;
         for (int j = 0; j < i && first; j++)
             first = own[j] != own[i];
-        if (first && (c->kernel->params[i].access & PG_ACCESS_OUT))
+        for (int j = i; j < n && first; j++) /* any parameter given this view writes it */
+            out |= own[j] == own[i] && (c->kernel->params[j].access & PG_ACCESS_OUT);
+        if (first && out)
             st =
                 rt->ops->copy(rt->b, s->b, dev, orig[i], dev, own[i],
                               elems[i] * pg_dtype_size(c->args[c->slot_arg[i]].array->dtype), NULL);

@@ -16,6 +16,9 @@ static const char *SRC =
     "extern \"C\" __global__ void add1(float *y, const float *x, int n) {\n"
     "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i] + 1.0f; }\n"
     /* The index comes in as a parameter, so the compiler cannot see it. */
+    /* x not const: both parameters may be written (copied back) */
+    "extern \"C\" __global__ void plus1(float *y, float *x, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i] + 1.0f; }\n"
     "extern \"C\" __global__ void poke(float *y, long at) {\n"
     "  if (blockIdx.x == 0 && threadIdx.x == 0) ((volatile float *)y)[at] = 1.0f; }\n"
     "extern \"C\" __global__ void poke64(double *y, long at) {\n"
@@ -123,6 +126,15 @@ static void inside_views(void) {
     CHECK_OK(pg_kernel_launch(add1, dim1(1), dim1(8), 0, a2, 3));
     pg_arg f[] = {pg_arg_array(b), pg_arg_float(-1), pg_arg_int(8)};
     CHECK_OK(pg_kernel_launch(fill, dim1(1), dim1(8), 0, f, 3));
+    /* Views sharing rows, both maybe written: z[26:30] = z[24:28] + 1 must not be undone by
+     * the other view's copy back (they stay in the array's buffer). */
+    pg_kernel *plus1 = kernel(rt, "plus1");
+    pg_array *d = view(z, 26, 30), *e = view(z, 24, 32);
+    pg_arg p1[] = {pg_arg_array(d), pg_arg_array(e), pg_arg_int(2)};
+    CHECK_OK(pg_kernel_launch(plus1, dim1(1), dim1(2), 0, p1, 3));
+    /* A view and its whole array together, too. */
+    pg_arg p2[] = {pg_arg_array(z), pg_arg_array(a), pg_arg_int(2)};
+    CHECK_OK(pg_kernel_launch(plus1, dim1(1), dim1(2), 0, p2, 3));
     CHECK_OK(pg_runtime_sync(rt));
     float got[32], want[32];
     for (int i = 0; i < 32; i++)
@@ -133,6 +145,10 @@ static void inside_views(void) {
         want[20 + i] = want[8 + i] + 1;
     for (int i = 8; i < 16; i++)
         want[i] = -1;
+    for (int i = 0; i < 2; i++)
+        want[26 + i] = want[24 + i] + 1;
+    for (int i = 0; i < 2; i++)
+        want[i] = want[4 + i] + 1;
     CHECK_OK(pg_array_read(z, 0, 32, got));
     CHECK(!memcmp(got, want, sizeof got));
     CHECK_OK(pg_runtime_free(rt));
