@@ -144,6 +144,8 @@ void pg__array_unref(pg__array *a) {
     pg__array *store = a->store;
     void (*release)(void *) = a->adopted ? a->release : NULL;
     void *release_ctx = a->release_ctx;
+    if (a->kind == PG__A_VIEW)
+        pg__pieces_view_gone(a); /* its cuts may go */
     pg__free(a->pieces);
     pg__free(a);
     if (release) /* nothing of ours uses the memory any more */

@@ -216,6 +216,8 @@ struct pg__array {
     pg__array *one;
     int users;
     int superseded; /* a piece cut in two: no new work uses it */
+    int view_ends;  /* a piece: live views with an end at its start (its cut stays while > 0) */
+    int merge_due;  /* a root: a cut no live view needs any more (its pieces may merge back) */
     int umaps;      /* a root or view: pg_array_map calls not unmapped yet */
     pg_dtype dtype;
     int ndim;
@@ -413,6 +415,8 @@ struct pg__runtime {
      * path pays one predictable branch for them */
     pg__ranks *ranks;
     int rank, nranks; /* 0 and 1 single-process */
+    /* check=bounds: view parameters' own buffers, freed once their launch is done (bounds.c) */
+    struct pg__staging *staging;
 };
 
 static inline int pg__closing_other(pg__runtime *rt) {
@@ -540,6 +544,9 @@ pg__array *pg__array_piece_at(pg__array *r, uint64_t e);
 /* A user handle of root or view a is gone: its root loses a user; the last one lets the pieces
  * go (each goes when no computation uses it). */
 void pg__array_user_gone(pg__array *a);
+/* View v is gone (its last reference): its ends no longer keep its root's cuts, so the pieces
+ * on either side may merge back at the next launch on the root (pg__comp_expand_pieces). */
+void pg__pieces_view_gone(pg__array *v);
 /* The kernel's arguments (roots and views, deduplicated) replaced by the pieces they cover,
  * accesses merged per piece, slot map updated: at submission, so that a recording made before
  * a cut replays over the pieces of then. */
@@ -554,6 +561,15 @@ void pg__split_kernel_init(pg__kernel *k);
 /* Submit bound launch c as one part per device when its kernel and the runtime allow it
  * (*done 1: submitted so, c itself is not); else *done 0 and the caller submits c. */
 pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done);
+
+/* ---- check=bounds on CPU devices (core/bounds.c) */
+typedef struct pg__staging pg__staging;
+/* Launch c on s (buffers per argument in buf), each view parameter in a guarded buffer of its
+ * own (its rows copied in, and back when it may be written): pg__comp_expand_pieces left each
+ * view parameter's elements in its slot (0: not a view). */
+pg_status pg__bounds_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn, void **buf);
+/* Free what the staged launches kept (runtime teardown). */
+void pg__bounds_free(pg__runtime *rt);
 
 /* ---- device memory (core/evict.c): the bytes of device buffers per device, kept under
  * device_memory_limit (and under what the device itself can give) by evicting least recently

@@ -93,7 +93,8 @@ typedef struct pg_options {
     const char *cache_dir;            /* compiled-kernel cache, default ~/.cache/polygpu */
     const char *check;                /* "off" (default) | "bounds": CPU device buffers sit
                                          between guard pages, so a kernel reading or writing
-                                         past an array's end fails with "out of bounds" */
+                                         past an array's end (or a view's rows) fails with
+                                         "out of bounds" (core/bounds.c) */
     /* Bytes of device buffers the runtime may hold per device (CPU and GPU devices alike); past
      * it, least recently used copies are evicted (see pg_stats.evictions). 0: no limit;
      * PG_DEVICE_MEMORY_UNSET (what pg_options_init sets): PG_DEVICE_MEMORY_LIMIT, else none.

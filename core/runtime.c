@@ -69,6 +69,7 @@ static pg_status open_backend(pg__runtime *rt, int local_rank, int local_size) {
 static void destroy(pg__runtime *rt) {
     pg__ranks_close(rt);
     if (rt->b) {
+        pg__bounds_free(rt);
         pg__streams_free(rt);
         rt->ops->close(rt->b);
     }

@@ -214,7 +214,7 @@ static int own_stack_overflow(uintptr_t addr) {
 
 /* One sentence for f; on the thread that caught it, whose stacks are the ones to look at. */
 static void describe(const pg__host_fault *f, char *out, size_t cap) {
-    char where[200] = "";
+    char where[320] = "";
     switch (f->sig) {
     case SIGSEGV:
     case SIGBUS:

@@ -12,6 +12,7 @@
  * MAX_WORKERS; with short tasks a device never has more than its first worker. Events are
  * completion counts. */
 #include "devices/host/host_stream.h"
+#include "devices/host/host_guard.h"
 #include "base/alloc.h"
 #include "base/error.h"
 #include "devices/host/host_fibers.h"
@@ -249,6 +250,11 @@ static int run(pg__bstream *s, op *o, int *fdev, char *msg, size_t cap) {
                               o->u.launch.first, o->u.launch.nblocks, ch.sync ? &ch : NULL, &f)) {
             flags_release(&ch); /* its waiters go on; what they copy comes from a failed value */
             device_failed(s, f.what);
+            snprintf(msg, cap, "%s", f.what);
+            *fdev = s->dev;
+            st = -1;
+        } else if (pg__host_guard_check(o->slots, o->u.launch.nparams, f.what, sizeof f.what)) {
+            device_failed(s, f.what); /* check=bounds: it wrote before an argument's start */
             snprintf(msg, cap, "%s", f.what);
             *fdev = s->dev;
             st = -1;

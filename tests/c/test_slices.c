@@ -6,6 +6,8 @@
 #include "dag_view.h"
 #include "kernels_common.h"
 
+#include "core/internal.h"
+
 enum { N = 1024, H = N / 2 };
 
 static tdag dag;
@@ -384,6 +386,95 @@ static void adjacent_pieces_one_copy(void) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* Pieces of root x now (0: never cut, or merged back into one). */
+static int npieces(pg_array *x) {
+    pg__array *a = pg__handle_get((uint64_t)(uintptr_t)x, PG__H_ARRAY);
+    REQUIRE_OK(a ? PG_OK : PG_ERROR_INTERNAL);
+    return a->store->npieces;
+}
+
+/* 100 throw-away windows x[i:i+8], each used by a kernel, cut x into 108 pieces; once they are
+ * gone their pieces merge back, so a kernel on all of x (which may cover at most 64 pieces)
+ * runs, with the right values; also with a view still alive on another range, whose cuts
+ * stay. The windows' kernels may still be running at the launch on x (it waits for them) or
+ * have finished (they merged on the way). */
+static void throwaway_windows(int keep, int per_window_sync) {
+    pg_runtime *rt = test_runtime("host:2", "round-robin", NULL);
+    pg_kernel *f = test_kernel(rt, "scale", NULL);
+    enum { M = 800, W = 100 };
+    pg_array *x = test_array(rt, M);
+    static float v[M], want[M];
+    for (int i = 0; i < M; i++)
+        want[i] = v[i] = (float)(i % 13);
+    CHECK_OK(pg_array_write(x, 0, M, v));
+    pg_array *kept = keep ? view(x, 700, 750) : NULL;
+    for (int i = 0; i < W; i++) {
+        pg_array *w = view(x, i, i + 8);
+        pg_arg a[] = {pg_arg_array(w), pg_arg_float(2), pg_arg_int(8)};
+        CHECK_OK(pg_kernel_launch(f, dim1(1), dim1(32), 0, a, 3));
+        CHECK_OK(pg_array_free(w));
+        for (int e = i; e < i + 8; e++)
+            want[e] *= 2;
+        if (per_window_sync)
+            CHECK_OK(pg_runtime_sync(rt));
+    }
+    pg_arg a[] = {pg_arg_array(x), pg_arg_float(0.5f), pg_arg_int(M)};
+    CHECK_OK(pg_kernel_launch(f, dim1(M / 32 + 1), dim1(32), 0, a, 3));
+    for (int e = 0; e < M; e++)
+        want[e] *= 0.5f;
+    static float got[M];
+    CHECK_OK(pg_array_read(x, 0, M, got));
+    CHECK(!memcmp(got, want, sizeof got));
+    /* The whole array written by one kernel: one state, so the next launch merges what is left
+     * (keeping the live view's cuts). */
+    CHECK_OK(pg_kernel_launch(f, dim1(M / 32 + 1), dim1(32), 0, a, 3));
+    CHECK_OK(pg_runtime_sync(rt));
+    CHECK(npieces(x) == (keep ? 3 : 0));
+    if (kept) {
+
+        static float k[50];
+        CHECK_OK(pg_array_read(kept, 0, 50, k));
+        for (int e = 0; e < 50; e++)
+            CHECK(k[e] == want[700 + e] * 0.5f);
+        CHECK_OK(pg_array_free(kept));
+        /* Its rows were read to the host, the others not: they merge once a kernel wrote all
+         * (a merge never drops a current copy unless a launch needs it). */
+        CHECK_OK(pg_kernel_launch(f, dim1(M / 32 + 1), dim1(32), 0, a, 3));
+        CHECK_OK(pg_kernel_launch(f, dim1(M / 32 + 1), dim1(32), 0, a, 3));
+        CHECK_OK(pg_runtime_sync(rt));
+        CHECK(npieces(x) == 0); /* its cuts went with it */
+    }
+    CHECK_OK(pg_runtime_free(rt));
+}
+
+/* A merge adds no dependency: pieces merge only when their computations agree, so a view made
+ * after others were freed depends only on work over its own rows (here: the first half's
+ * kernel, not the second's, whether either finished or not). */
+static void merge_adds_no_edges(void) {
+    pg_runtime *rt = test_runtime("host:2", "round-robin", NULL);
+    pg_kernel *k = test_kernel(rt, "fill", "out float *y, float v, int n");
+    pg_array *x = test_array(rt, N);
+    for (int round = 0; round < 20; round++) {
+        pg_array *a = view(x, 0, H / 2), *b = view(x, H / 2, H), *c = view(x, H, N);
+        fill(k, a, 1, H / 2);
+        fill(k, b, 2, H / 2);
+        fill(k, c, 3, H);
+        CHECK_OK(pg_array_free(a));
+        CHECK_OK(pg_array_free(b));
+        CHECK_OK(pg_array_free(c));
+        pg_array *d = view(x, 0, H / 4);
+        fill(k, d, 4, H / 4);
+        CHECK_OK(pg_array_free(d));
+        tdag_load(rt, &dag);
+        long ka = nth_kernel(4 * round), kb = nth_kernel(4 * round + 1),
+             kc = nth_kernel(4 * round + 2), kd = nth_kernel(4 * round + 3);
+        CHECK(tdag_edge(&dag, ka, kd) && !tdag_edge(&dag, kb, kd) && !tdag_edge(&dag, kc, kd));
+        CHECK_OK(pg_runtime_sync(rt));
+    }
+    CHECK(all(x, 0, H / 4, 4) && all(x, H / 4, H / 2, 1) && all(x, H / 2, H, 2) && all(x, H, N, 3));
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 int main(void) {
     const char *policies[] = {"round-robin", "stream-aware", "min-transfer-size",
                               "minmax-transfer-time", "min-transfer-time"};
@@ -397,6 +488,9 @@ int main(void) {
     recordings_across_cuts();
     many_pieces_replayed();
     adjacent_pieces_one_copy();
+    for (int k = 0; k < 4; k++)
+        throwaway_windows(k & 1, k >> 1);
+    merge_adds_no_edges();
     for (int p = 0; p < 5; p++)
         partitions_in_blocks(policies[p]);
     CHECK_DONE();

@@ -134,3 +134,63 @@ def test_mapped_array_is_not_cut(rt):
         a[100:200]
     del h
     assert a[100:200][0] == -1.0
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_throw_away_windows_merge_back(rt, kernels, keep):
+    # 100 windows, each used by a kernel and dropped, cut the array into 108 pieces; a kernel
+    # may cover at most 64, yet one on the whole array runs once the windows are gone (their
+    # pieces merge back), also with a view alive on another range.
+    a = rt.asarray(np.arange(800, dtype=np.float32) % 13)
+    want = np.arange(800, dtype=np.float32) % 13
+    kept = a[700:750] if keep else None
+    for i in range(100):
+        kernels.scale(1, 32)(a[i:i + 8], 2.0, 8)
+        want[i:i + 8] *= 2
+    kernels.scale(grid_for(800), 256)(a, 0.5, 800)
+    want *= 0.5
+    assert np.array_equal(a.to_numpy(), want)
+    if keep:
+        assert np.array_equal(np.asarray(kept), want[700:750])
+
+
+BOUNDS_SRC = r"""
+extern "C" __global__ void fill(float *y, float v, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = v; }
+extern "C" __global__ void poke(float *y, long at) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) ((volatile float *)y)[at] = 1.0f; }
+"""
+
+
+def test_checked_write_past_a_view_fails_naming_it():
+    # check="bounds": a view's bounds are its rows. fill(1, 16)(z[0:8], 3.0, 16) writes z[8:]
+    # through an 8-row view: the kernel fails naming the parameter and the rows, and z[8:]
+    # keeps its value.
+    with pg.Runtime(devices="host:1", check="bounds") as rt:
+        z = rt.asarray(np.full(16, 5.0, dtype=np.float32))
+        fill = rt.kernel(BOUNDS_SRC, "fill")
+        fill(1, 16)(z[0:8], 3.0, 16)
+        with pytest.raises(pg.DeviceError,
+                           match=r"'fill'.*out of bounds.*parameter 1 \(y\).*rows \[0, 8\)"):
+            rt.sync()
+        assert np.array_equal(np.asarray(z[8:]), np.full(8, 5.0, dtype=np.float32))
+    # Inside its rows, a view computes what it computes unchecked.
+    with pg.Runtime(devices="host:1", check="bounds") as rt:
+        z = rt.asarray(np.zeros(16, dtype=np.float32))
+        rt.kernel(BOUNDS_SRC, "fill")(1, 16)(z[4:12], 3.0, 8)
+        want = np.zeros(16, dtype=np.float32)
+        want[4:12] = 3.0
+        assert np.array_equal(z.to_numpy(), want)
+
+
+@pytest.mark.parametrize("at, where", [(-1, "before its start"),
+                                       (1000 + 2 ** 20, "past its end"),
+                                       (-(2 ** 20), "before its start")])
+def test_checked_writes_far_or_just_before_an_array(at, where):
+    # y[-1] lands between the guard page and the start (1000 floats are no whole page), and
+    # 2^20 elements away lands past one guard page: both are caught.
+    with pg.Runtime(devices="host:1", check="bounds") as rt:
+        y = rt.array("float32", 1000)
+        rt.kernel(BOUNDS_SRC, "poke")(1, 1)(y, at)
+        with pytest.raises(pg.DeviceError, match=f"'poke'.*out of bounds.*{where}"):
+            y.to_numpy()
