@@ -484,6 +484,76 @@ static void test_threads(void) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* Values that overflow or stall virtual time are refused when the machine is read, naming the
+ * field and the line: before, launch_us=1e308 made the first launch never return, and
+ * memory_gbps=1e-300 or a link latency of 1e300 a kernel that never ended. An alarm bounds the
+ * test should one open and hang. */
+static void test_topology_ranges(void) {
+    static const struct {
+        const char *host, *gpu, *link, *needle;
+    } cases[] = {
+        {"host launch_us=1e308\n", "", "10 1", "big.topo:1: launch_us=1e308 is out of range"},
+        {"host memory_gbps=1e-300\n", "", "10 1", ":1: memory_gbps=1e-300 is out of range"},
+        {"host copy_us=1e300\n", "", "10 1", ":1: copy_us=1e300 is out of range"},
+        {"host graph_node_ns=1e300\n", "", "10 1", ":1: graph_node_ns=1e300 is out of range"},
+        {"host dma_gbps=1e-300\n", "", "10 1", ":1: dma_gbps=1e-300 is out of range"},
+        {"", " kernel_us=1e300", "10 1", ":2: kernel_us=1e300 is out of range"},
+        {"", " memory_gbps=1e-300", "10 1", ":2: memory_gbps=1e-300 is out of range"},
+        {"", " sms=1e300", "10 1", ":2: sms=1e300 is not a whole number from 1 to"},
+        {"", "", "10 1e300", ":4: latency=1e300 is out of range"},
+        {"", "", "1e-300 1", ":4: bandwidth=1e-300 is out of range"},
+        {"", "", "10 1 duplex=1e-300", ":4: duplex=1e-300 is out of range"},
+    };
+    alarm(120);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[400], text[600], spec[500];
+        snprintf(path, sizeof path, "%s/big.topo", tmpdir);
+        /* line 1: host (or blank); 2: the gpu type; 3: gpus; 4: the link */
+        snprintf(text, sizeof text,
+                 "%s\ngpu_type g name=G memory=1G cc=8.0 sms=10 memory_gbps=100%s\ngpus 1 g\n"
+                 "link gpu0 host %s\n",
+                 cases[i].host[0] ? cases[i].host : "# host defaults", cases[i].gpu, cases[i].link);
+        /* "%s\n" after a host line that ends in \n would shift the lines: drop one */
+        char *nn = strstr(text, "\n\n");
+        if (nn)
+            memmove(nn, nn + 1, strlen(nn + 1) + 1);
+        write_file(path, text);
+        snprintf(spec, sizeof spec, "sim:%s,host_time=0", path);
+        pg_options o;
+        pg_options_init(&o);
+        o.devices = spec;
+        pg_runtime *rt = NULL;
+        pg_status st = pg_runtime_new(&o, &rt);
+        CHECK(st == PG_ERROR_ARGUMENT);
+        if (!strstr(pg_last_error(), cases[i].needle)) {
+            fprintf(stderr, "topology %zu: message '%s' lacks '%s'\n", i, pg_last_error(),
+                    cases[i].needle);
+            pg_check_failures++;
+        }
+        if (st == PG_OK) { /* what used to hang: a launch and a sync */
+            pg_kernel *fill = test_kernel(rt, "fill", NULL);
+            pg_array *a = test_array(rt, 1024);
+            pg_arg f[] = {pg_arg_array(a), pg_arg_float(1), pg_arg_int(1024)};
+            CHECK_OK(pg_kernel_launch(fill, dim1(4), dim1(256), 0, f, 3));
+            CHECK_OK(pg_runtime_sync(rt));
+            CHECK_OK(pg_runtime_free(rt));
+        }
+    }
+    /* The profile's durations and the host's time scale likewise. */
+    char profile[400], spec[600];
+    snprintf(profile, sizeof profile, "%s/big.csv", tmpdir);
+    write_file(profile, "model,fill,NVIDIA H200,bytes,1e300,0\n");
+    snprintf(spec, sizeof spec, "sim:h200x1,host_time=0,profile=%s", profile);
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = spec;
+    pg_runtime *rt = NULL;
+    CHECK_MSG(pg_runtime_new(&o, &rt), PG_ERROR_ARGUMENT, "a_ns '1e300'");
+    o.devices = "sim:h200x1,host_time=1e300";
+    CHECK_MSG(pg_runtime_new(&o, &rt), PG_ERROR_ARGUMENT, "host_time '1e300' is not a number");
+    alarm(0);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "%s/pg-sim-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -491,6 +561,7 @@ int main(void) {
         perror("mkdtemp");
         return 1;
     }
+    test_topology_ranges();
     test_presets();
     test_chain();
     test_policies();
