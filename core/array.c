@@ -259,6 +259,13 @@ static pg_status piece_begin(pg__runtime *rt, pg__array *r, uint64_t pos, uint64
                 return st;
             continue;
         }
+        if (!st && (access & PG_ACCESS_IN) && p->uncomputed) {
+            /* Devices that compute nothing made this value: none may be read back. */
+            (void)pg__exec_host_end(rt, p); /* the refusal below is the error to report */
+            st =
+                pg__error(PG_ERROR_UNSUPPORTED, "array %llu: its value was made on devices that %s",
+                          (unsigned long long)p->id, rt->uncomputed);
+        }
         if (st) {
             pg__array_unref(p);
             return st;

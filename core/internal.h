@@ -225,6 +225,7 @@ struct pg__array {
     pg__comp *map_comp;
     int map_count;
     int live_index; /* position in rt->arrays */
+    int uncomputed; /* the current value was made by devices that compute none (rt->uncomputed) */
     char *lost;     /* the current value is gone (its only copy was on a failed device, or its
                      * writer failed or never ran): the error to report, owned; NULL if fine */
     /* device memory (core/evict.c) */
@@ -342,6 +343,8 @@ struct pg__runtime {
     pg__options_resolved opt;
     const pg__backend_ops *ops;
     pg__backend *b;
+    /* the backend's devices compute no values (backend.h uncomputed): why; NULL they do */
+    const char *uncomputed;
     int ndev;
     pg__device dev[PG_MAX_DEVICES];
     pg__limits limits_min; /* the smallest of every device's limits: a launch within fits all */

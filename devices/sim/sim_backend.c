@@ -313,6 +313,15 @@ static void sim_timing_release(pg__backend *b, pg__timing *t) {
     t->priv[0] = NULL;
 }
 
+/* compute=none: device memory is addresses only and kernels do not run, so whatever a device
+ * made is no value (core/array.c refuses to read it back). */
+static const char *sim_uncomputed(pg__backend *b) {
+    return b->spec.compute ? NULL
+                           : "compute no values: simulated GPUs with compute=none time the work "
+                             "without doing it; use compute=cpu (the default, e.g. "
+                             "devices=\"sim:dgx1-v100,compute=cpu\") to read results";
+}
+
 static const pg__backend_ops sim_ops = {
     .name = "sim",
     .close = sim_close,
@@ -343,6 +352,7 @@ static const pg__backend_ops sim_ops = {
     .timing_release = sim_timing_release,
     .wants_timing_events = 0, /* virtual times cost nothing */
     .clock_ns = sim_clock_ns,
+    .uncomputed = sim_uncomputed,
 };
 
 static pg_status make_engine(pg__backend *b) {

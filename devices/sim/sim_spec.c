@@ -44,6 +44,9 @@ static pg_status set_profile(pg__sim_spec *s, const char *v, const char *from) {
 static pg_status defaults(pg__sim_spec *s) {
     memset(s, 0, sizeof *s);
     s->host_time = 1.0;
+    /* Values are computed unless a run asks for timing alone: a read never returns a value
+     * nobody computed (compute=none refuses reads of what devices made). */
+    s->compute = 1;
     const char *e;
     pg_status st = PG_OK;
     if ((e = getenv("PG_SIM_COMPUTE")) && e[0])

@@ -115,7 +115,7 @@ static void test_chain(void) {
     write_file(profile, "# test profile\n"
                         "model,add1,NVIDIA H200,bytes,50000,0.001\n"
                         "model,scale,*,threads,10000,1\n");
-    snprintf(spec, sizeof spec, "sim:h200x4-nv18,host_time=0,profile=%s", profile);
+    snprintf(spec, sizeof spec, "sim:h200x4-nv18,host_time=0,compute=none,profile=%s", profile);
     pg_runtime *rt = sim_runtime(spec, NULL);
     enum { N = 1 << 20 };
     /* Both arrays get their GPU buffers (zero-filled there) before the first kernel, so the
@@ -187,7 +187,8 @@ static int device_of(pg_array *a) {
  * changes a later choice. Bytes over the pairs without NVLink, and the virtual makespan. */
 static void dgx1_workload(const char *policy, uint64_t *pcie_bytes, uint64_t *nvlink_bytes,
                           double *makespan_ns) {
-    pg_runtime *rt = sim_runtime("sim:dgx1-v100,host_time=0", policy);
+    /* timing only: 48 arrays of 64 MiB would be 3 GiB of host memory with compute=cpu */
+    pg_runtime *rt = sim_runtime("sim:dgx1-v100,host_time=0,compute=none", policy);
     enum { N = 16 << 20 }; /* 64 MiB each */
     pg_kernel *init = NULL, *sum3 = NULL;
     REQUIRE_OK(pg_kernel_new(rt, SUM3_SRC, "init", "out float *y, float v, int n", NULL, &init));
@@ -361,17 +362,47 @@ static void test_compute(void) {
     CHECK(k[0]->device != k[1]->device && st.bytes_moved > 2 * N * 4);
     CHECK_OK(pg_runtime_free(rt));
 
-    /* Without compute the values are not computed (timing only): reads give what the host last
-     * held, here zeros. */
+    /* By default the values are computed too: a newcomer's sim:MACHINE reads what the kernels
+     * made (it used to read zeros). */
     rt = sim_runtime("sim:pcie-4gpu,host_time=0", NULL);
     add1 = test_kernel(rt, "add1", NULL);
     x = test_array(rt, N);
     y = test_array(rt, N);
+    CHECK_OK(pg_array_write(x, 0, N, in));
     pg_arg d[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(N)};
     CHECK_OK(pg_kernel_launch(add1, dim1((N + 255) / 256), dim1(256), 0, d, 3));
     float v = -1;
     CHECK_OK(pg_array_read(y, 10, 1, &v));
-    CHECK(v == 0.0f);
+    CHECK(v == 11.0f);
+    CHECK_OK(pg_runtime_free(rt));
+
+    /* compute=none (timing only): a read of what devices made is refused, naming the option,
+     * and the runtime goes on; what the host wrote reads back; a whole overwrite from the host
+     * makes the array readable again. */
+    rt = sim_runtime("sim:pcie-4gpu,host_time=0,compute=none", NULL);
+    add1 = test_kernel(rt, "add1", NULL);
+    x = test_array(rt, N);
+    y = test_array(rt, N);
+    CHECK_OK(pg_array_write(x, 0, N, in));
+    pg_arg e[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(N)};
+    CHECK_OK(pg_kernel_launch(add1, dim1((N + 255) / 256), dim1(256), 0, e, 3));
+    v = -1;
+    CHECK_MSG(pg_array_read(y, 10, 1, &v), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK(strstr(pg_last_error(), "compute=cpu") != NULL);
+    CHECK(v == -1.0f);
+    void *p = NULL;
+    CHECK_MSG(pg_array_map(y, PG_ACCESS_IN, &p), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_MSG(pg_array_map(y, PG_ACCESS_INOUT, &p), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_OK(pg_array_read(x, 10, 1, &v)); /* the host's own value */
+    CHECK(v == 10.0f);
+    CHECK_OK(pg_array_write(y, 0, 1, in)); /* a partial write: allowed, the rest still not */
+    CHECK_MSG(pg_array_read(y, 0, 1, &v), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_OK(pg_array_write(y, 0, N, in)); /* all of it: the host's value now */
+    CHECK_OK(pg_array_read(y, 10, 1, &v));
+    CHECK(v == 10.0f);
+    CHECK_OK(pg_array_map(y, PG_ACCESS_OUT, &p));
+    CHECK_OK(pg_array_unmap(y));
+    CHECK_OK(pg_runtime_sync(rt));
     CHECK_OK(pg_runtime_free(rt));
 }
 
@@ -381,7 +412,7 @@ static void test_compute(void) {
 static void test_graph_and_pressure(void) {
     pg_options o;
     pg_options_init(&o);
-    o.devices = "sim:pcie-4gpu,host_time=0";
+    o.devices = "sim:pcie-4gpu,host_time=0,compute=none"; /* evictions of values not computed */
     REQUIRE_OK(pg_options_set(&o, "device_memory_limit", "9M"));
     pg_runtime *rt = NULL;
     REQUIRE_OK(pg_runtime_new(&o, &rt));
