@@ -144,7 +144,8 @@ pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
         if (!a->host) {
             pg_status st = rt->ops->host_alloc(rt->b, a->nbytes, &a->host);
             if (st)
-                return pg__error_wrap(st, "the host copy of array %llu (%llu bytes)",
+                return pg__error_wrap(pg__coh_fault_cause(rt, st),
+                                      "the host copy of array %llu (%llu bytes)",
                                       (unsigned long long)a->id, (unsigned long long)a->nbytes);
         }
         *out = a->host;
@@ -157,7 +158,8 @@ pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
         void *p = NULL;
         pg_status st = pg__evict_alloc(rt, a, d, s, &p);
         if (st)
-            return pg__error_wrap(st, "the copy of array %llu (%llu bytes) on device %d",
+            return pg__error_wrap(pg__coh_fault_cause(rt, st),
+                                  "the copy of array %llu (%llu bytes) on device %d",
                                   (unsigned long long)a->id, (unsigned long long)a->nbytes, d);
         a->dev[d] = p;
         if (a->fresh && (st = rt->ops->memset_zero(rt->b, s->b, a->dev[d], a->nbytes))) {

@@ -216,6 +216,43 @@ void pg__coh_faults_check(pg__runtime *rt) {
             pg__coh_device_failed(rt, d, why);
 }
 
+pg_status pg__coh_fault_cause(pg__runtime *rt, pg_status st) {
+    if (st != PG_ERROR_DEVICE)
+        return st;
+    char msg[2048], seen[512];
+    snprintf(msg, sizeof msg, "%s", pg_last_error());
+    for (int d = 0; d < rt->ndev; d++) {
+        /* Known failed, or a fault the backend saw that no computation reported yet (asked
+         * only: marking the device failed here would lose the values' own causes, which the
+         * faulted kernel's settling gives). */
+        const char *why = rt->dev[d].failed && rt->dev[d].failure ? rt->dev[d].failure : NULL;
+        if (!why && !rt->dev[d].failed && rt->ops->device_fault &&
+            rt->ops->device_fault(rt->b, d, seen, sizeof seen))
+            why = seen;
+        if (!why)
+            continue;
+        /* Not from a computation's failure: name the kernels that were running there. */
+        char running[600] = "";
+        size_t len = 0;
+        int n = 0;
+        for (pg__comp *c = rt->inflight_head; c && n < 4 && !strstr(why, "computation #");
+             c = c->next) {
+            if (c->kind != PG__KERNEL || c->device != d || !c->kernel)
+                continue;
+            int w = snprintf(running + len, sizeof running - len, "%s'%s' (computation #%llu)",
+                             n++ ? ", " : "; unfinished there when it was found: kernel ",
+                             c->kernel->name, (unsigned long long)c->id);
+            if (w < 0 || (size_t)w >= sizeof running - len)
+                break;
+            len += (size_t)w;
+        }
+        return pg__error(st, "%s (%s %d failed earlier: %s%s)", msg,
+                         rt->dev[d].info.kind == PG_DEVICE_CPU ? "CPU device" : "GPU", d, why,
+                         running);
+    }
+    return pg__error(st, "%s", msg);
+}
+
 void pg__coh_outputs_failed(pg__runtime *rt, pg__comp *c, const char *msg) {
     char m[1280];
     snprintf(m, sizeof m, "kernel '%s' (computation #%llu) did not run: %s",

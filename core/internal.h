@@ -662,6 +662,11 @@ pg_status pg__coh_value_failed(pg__runtime *rt, pg__comp *c, pg__array *a, pg__c
 void pg__coh_device_failed(pg__runtime *rt, int dev, const char *why);
 /* Mark failed every device the backend knows has a fault it keeps (CUDA: an illegal address or a
  * trap in some kernel), before any event of it was looked at: nothing is placed there then. */
+/* A backend call failed with st, its message set: when st is a device error and a device has
+ * failed (or the backend saw a fault there: a fault CUDA keeps fails every later call on that
+ * GPU, whatever the call), the message gains which device failed earlier and why (the kernel),
+ * or the kernels unfinished there. Changes no state. Returns st. */
+pg_status pg__coh_fault_cause(pg__runtime *rt, pg_status st);
 void pg__coh_faults_check(pg__runtime *rt);
 /* Kernel c will never run (held back, then its scheduling failed with msg): its outputs have no
  * value until written again. */

@@ -103,6 +103,19 @@ static void one_case(const fault_case *fc, const char *devices, int dev) {
     char gpu[16], quoted[64];
     snprintf(gpu, sizeof gpu, "GPU %d", dev);
     snprintf(quoted, sizeof quoted, "'%s'", fc->kernel);
+    /* A new array's host copy made while the fault is unseen (pinned memory needs a context,
+     * and the faulted one fails every call): it works (another context, or plain memory), or
+     * the error says that the GPU is unusable after an earlier fault, which kernel was running
+     * there, and what to do (issue 36: it read as if the allocation had faulted). */
+    usleep(100000);
+    pg_array *u = array(rt);
+    pg_status su = pg_array_write(u, 0, N, host);
+    printf("a new array while the fault is unseen: %s: %s\n", pg_status_name(su),
+           su ? pg_last_error() : "");
+    if (su != PG_OK)
+        CHECK(su == PG_ERROR_DEVICE && strstr(pg_last_error(), "unusable for the rest") &&
+              strstr(pg_last_error(), "sticky") && strstr(pg_last_error(), quoted) &&
+              strstr(pg_last_error(), "restart the process"));
     CHECK(read_fails_n(y, N, quoted, gpu, fc->cuda_error));
     /* The fault is reported once by the next sync (reads do not take it), then never again. */
     pg_status s1 = pg_runtime_sync(rt);
@@ -163,6 +176,40 @@ static void one_case(const fault_case *fc, const char *devices, int dev) {
     }
 }
 
+/* A fork() child of a process that initialised CUDA cannot use CUDA: its runtime on a GPU is
+ * refused saying so, and what to do (spawn, a fresh process). In a child of its own, so that
+ * this process stays free of CUDA for the cases' children; 77: no GPU. */
+static int fork_after_cuda(void) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pg_runtime *rt = runtime("cuda:0");
+        if (!rt)
+            _exit(77);
+        REQUIRE_OK(pg_runtime_free(rt));
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            pg_runtime *rt2 = runtime("cuda:0");
+            printf("a runtime on a GPU in a fork() child: %s\n",
+                   rt2 ? "made (unexpected)" : pg_last_error());
+            CHECK(!rt2 && strstr(pg_last_error(), "fork() child") &&
+                  strstr(pg_last_error(), "cannot be used in a forked child") &&
+                  strstr(pg_last_error(), "'spawn'"));
+            fflush(stdout);
+            _exit(pg_check_failures ? 1 : 0);
+        }
+        int st = 0;
+        if (child < 0 || waitpid(child, &st, 0) < 0)
+            _exit(1);
+        _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* Each case in a child process (see one_case); 77 from a child: no GPU. */
 static int run_child(int i, int all_gpus) {
     fflush(stdout);
@@ -196,6 +243,11 @@ static int run_child(int i, int all_gpus) {
 int main(void) {
     pg_device_policy pol = {.choose = pick_device};
     REQUIRE_OK(pg_policy_register("gpu-fault-test", &pol));
+    int rf = fork_after_cuda();
+    if (rf && rf != 77) {
+        fprintf(stderr, "fork after CUDA: child exit %d\n", rf);
+        pg_check_failures++;
+    }
     const char *only = getenv("PG_FAULT_CASE");
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         if (only && strcmp(only, CASES[i].kernel))
