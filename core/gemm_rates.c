@@ -21,6 +21,7 @@ typedef struct rate {
     char cls[128];
     pg_dtype dt;
     double gflops, overhead_s;
+    int local; /* measured under a memory limit: this process's alone, never written */
 } rate;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -34,7 +35,7 @@ static const rate *find(const char *cls, pg_dtype dt) {
     return NULL;
 }
 
-static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s) {
+static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s, int local) {
     rate *r = (rate *)find(cls, dt);
     if (!r && nrates < MAX_RATES)
         r = &rates[nrates++];
@@ -44,6 +45,7 @@ static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s) 
     r->dt = dt;
     r->gflops = gflops;
     r->overhead_s = overhead_s;
+    r->local = local;
 }
 
 /* The class a device's rate is kept under: the models' (a GPU's name; CPU devices by their
@@ -79,7 +81,7 @@ static void load_file(const char *path) {
             us < 0)
             continue;
         if (!find(line, dt))
-            put(line, dt, g, us * 1e-6);
+            put(line, dt, g, us * 1e-6, 0);
     }
     fclose(f);
 }
@@ -97,8 +99,9 @@ static void save_file(const char *cache_dir, const char *path) {
         return;
     fprintf(f, "# device class,dtype,GEMM GFLOP/s,overhead per call (us): polygpu's tiled gemm\n");
     for (int i = 0; i < nrates; i++)
-        fprintf(f, "%s,%s,%.6g,%.6g\n", rates[i].cls, pg_dtype_name(rates[i].dt), rates[i].gflops,
-                rates[i].overhead_s * 1e6);
+        if (!rates[i].local)
+            fprintf(f, "%s,%s,%.6g,%.6g\n", rates[i].cls, pg_dtype_name(rates[i].dt),
+                    rates[i].gflops, rates[i].overhead_s * 1e6);
     if (fclose(f) != 0 || rename(tmp, path) != 0)
         remove(tmp);
 }
@@ -213,9 +216,18 @@ pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, do
     char cls[128], path[1200];
     class_of(&info[dev], cls, sizeof cls);
     file_path(cache_dir, path, sizeof path);
+    /* Under a memory limit too small for the usual matrices, the rate measured on smaller ones
+     * is kept for the process under a class of its own (later GEMMs do not measure again), and
+     * never written to the file (it is not the class's rate). */
+    int64_t big = info[dev].kind == PG_DEVICE_CUDA ? 8192 : 256;
+    int limited = mem && 3 * (uint64_t)big * (uint64_t)big * pg_dtype_size(dt) > mem;
+    if (limited) {
+        size_t len = strlen(cls);
+        snprintf(cls + len, sizeof cls - len, " under a %llu-byte limit", (unsigned long long)mem);
+    }
     pthread_mutex_lock(&mu);
     const rate *known = find(cls, dt);
-    if (!known) {
+    if (!known && !limited) {
         load_file(path);
         known = find(cls, dt);
     }
@@ -230,11 +242,10 @@ pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, do
     int reduced = 0;
     if ((st = measure(rt, dev, &info[dev], dt, mem, gflops, overhead_s, &reduced)))
         return st;
-    if (reduced)
-        return PG_OK; /* small matrices under a memory limit: not the class's rate to keep */
     pthread_mutex_lock(&mu);
-    put(cls, dt, *gflops, *overhead_s);
-    save_file(cache_dir, path);
+    put(cls, dt, *gflops, *overhead_s, reduced);
+    if (!reduced)
+        save_file(cache_dir, path);
     pthread_mutex_unlock(&mu);
     return PG_OK;
 }
