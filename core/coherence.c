@@ -81,8 +81,8 @@ static void value_lost_with(pg__runtime *rt, pg__array *a, int dev, int loc, con
 void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc) {
     clear_lost(a); /* a new value */
     a->fresh = 0;
-    /* Made by devices that compute nothing: no read may return it (core/array.c). */
-    /* A host write keeps what it did not overwrite (its access reads the old value too). */
+    /* Made by devices that compute nothing: no read may return it (core/array.c). A host
+     * write keeps what it did not overwrite (its access reads the old value too). */
     a->uncomputed =
         rt->uncomputed && (c->kind != PG__HOST_WRITE || loc != 0 ||
                            (a->uncomputed && c->nargs > 0 && (c->args[0].access & PG_ACCESS_IN)));

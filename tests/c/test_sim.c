@@ -395,6 +395,11 @@ static void test_compute(void) {
     CHECK_MSG(pg_array_map(y, PG_ACCESS_INOUT, &p), PG_ERROR_UNSUPPORTED, "compute=none");
     CHECK_OK(pg_array_read(x, 10, 1, &v)); /* the host's own value */
     CHECK(v == 10.0f);
+    pg_array *yv = NULL; /* a view's rows: cut from what devices made, refused alike */
+    REQUIRE_OK(pg_array_slice(y, 8, 16, &yv));
+    CHECK_MSG(pg_array_read(yv, 0, 1, &v), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_MSG(pg_array_read(y, 20, 1, &v), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_OK(pg_array_free(yv));
     CHECK_OK(pg_array_write(y, 0, 1, in)); /* a partial write: allowed, the rest still not */
     CHECK_MSG(pg_array_read(y, 0, 1, &v), PG_ERROR_UNSUPPORTED, "compute=none");
     CHECK_OK(pg_array_write(y, 0, N, in)); /* all of it: the host's value now */
