@@ -135,8 +135,9 @@ static pg_status sim_dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstrea
                          dev, b->topo->gpu[dev].info.name, bytes, used, cap);
     if (r == PG__SIM_MEM_HOST_OOM)
         return pg__error(PG_ERROR_OUT_OF_MEMORY,
-                         "out of host memory for %zu bytes of simulated GPU %d (compute=cpu keeps "
-                         "device buffers in host memory)",
+                         "out of host memory for %zu bytes of simulated GPU %d (compute=cpu, the "
+                         "default, keeps device buffers in host memory; compute=none times work "
+                         "larger than this host without doing it)",
                          bytes, dev);
     return PG_OK;
 }
