@@ -167,7 +167,8 @@ pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
         if (!a->host) {
             pg_status st = rt->ops->host_alloc(rt->b, a->nbytes, &a->host);
             if (st)
-                return pg__error_wrap(st, "the host copy of array %llu (%llu bytes)",
+                return pg__error_wrap(pg__coh_fault_cause(rt, st),
+                                      "the host copy of array %llu (%llu bytes)",
                                       (unsigned long long)a->id, (unsigned long long)a->nbytes);
         }
         *out = a->host;
@@ -180,7 +181,8 @@ pg_status pg__array_buffer(pg__array *a, int loc, pg__stream *s, void **out) {
         void *p = NULL;
         pg_status st = pg__evict_alloc(rt, a, d, s, &p);
         if (st)
-            return pg__error_wrap(st, "the copy of array %llu (%llu bytes) on device %d",
+            return pg__error_wrap(pg__coh_fault_cause(rt, st),
+                                  "the copy of array %llu (%llu bytes) on device %d",
                                   (unsigned long long)a->id, (unsigned long long)a->nbytes, d);
         a->dev[d] = p;
         if (a->fresh && (st = rt->ops->memset_zero(rt->b, s->b, a->dev[d], a->nbytes))) {
@@ -291,6 +293,13 @@ static pg_status piece_begin(pg__runtime *rt, pg__array *r, uint64_t pos, uint64
             if (st)
                 return st;
             continue;
+        }
+        if (!st && (access & PG_ACCESS_IN) && p->uncomputed) {
+            /* Devices that compute nothing made this value: none may be read back. */
+            (void)pg__exec_host_end(rt, p); /* the refusal below is the error to report */
+            st =
+                pg__error(PG_ERROR_UNSUPPORTED, "array %llu: its value was made on devices that %s",
+                          (unsigned long long)p->id, rt->uncomputed);
         }
         if (st) {
             pg__array_unref(p);

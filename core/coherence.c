@@ -81,6 +81,11 @@ static void value_lost_with(pg__runtime *rt, pg__array *a, int dev, int loc, con
 void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc) {
     clear_lost(a); /* a new value */
     a->fresh = 0;
+    /* Made by devices that compute nothing: no read may return it (core/array.c). A host
+     * write keeps what it did not overwrite (its access reads the old value too). */
+    a->uncomputed =
+        rt->uncomputed && (c->kind != PG__HOST_WRITE || loc != 0 ||
+                           (a->uncomputed && c->nargs > 0 && (c->args[0].access & PG_ACCESS_IN)));
     a->valid = PG__LOC_BIT(loc);
     for (int l = 0; l <= rt->ndev; l++)
         pg__comp_set(rt, &a->ready[l], l == loc ? c : NULL);
@@ -209,6 +214,43 @@ void pg__coh_faults_check(pg__runtime *rt) {
     for (int d = 0; d < rt->ndev; d++)
         if (!rt->dev[d].failed && rt->ops->device_fault(rt->b, d, why, sizeof why))
             pg__coh_device_failed(rt, d, why);
+}
+
+pg_status pg__coh_fault_cause(pg__runtime *rt, pg_status st) {
+    if (st != PG_ERROR_DEVICE)
+        return st;
+    char msg[2048], seen[512];
+    snprintf(msg, sizeof msg, "%s", pg_last_error());
+    for (int d = 0; d < rt->ndev; d++) {
+        /* Known failed, or a fault the backend saw that no computation reported yet (asked
+         * only: marking the device failed here would lose the values' own causes, which the
+         * faulted kernel's settling gives). */
+        const char *why = rt->dev[d].failed && rt->dev[d].failure ? rt->dev[d].failure : NULL;
+        if (!why && !rt->dev[d].failed && rt->ops->device_fault &&
+            rt->ops->device_fault(rt->b, d, seen, sizeof seen))
+            why = seen;
+        if (!why)
+            continue;
+        /* Not from a computation's failure: name the kernels that were running there. */
+        char running[600] = "";
+        size_t len = 0;
+        int n = 0;
+        for (pg__comp *c = rt->inflight_head; c && n < 4 && !strstr(why, "computation #");
+             c = c->next) {
+            if (c->kind != PG__KERNEL || c->device != d || !c->kernel)
+                continue;
+            int w = snprintf(running + len, sizeof running - len, "%s'%s' (computation #%llu)",
+                             n++ ? ", " : "; unfinished there when it was found: kernel ",
+                             c->kernel->name, (unsigned long long)c->id);
+            if (w < 0 || (size_t)w >= sizeof running - len)
+                break;
+            len += (size_t)w;
+        }
+        return pg__error(st, "%s (%s %d failed earlier: %s%s)", msg,
+                         rt->dev[d].info.kind == PG_DEVICE_CPU ? "CPU device" : "GPU", d, why,
+                         running);
+    }
+    return pg__error(st, "%s", msg);
 }
 
 void pg__coh_outputs_failed(pg__runtime *rt, pg__comp *c, const char *msg) {

@@ -124,9 +124,13 @@ static pg_status gather(pg_runtime *rt, const operand *A, const operand *B, cons
         return PG_ERROR_STATE;
     /* Devices a power budget (option power_limit) leaves out take no tile; a failed device
      * neither. */
-    for (int d = 0; d < ndev; d++)
+    for (int d = 0; d < ndev; d++) {
         if (r->dev[d].failed || (r->power && !(r->power->allowed >> d & 1)))
             p->dev[d].allowed = 0;
+        /* What one launch's arguments may take there together (core/evict.c). */
+        p->dev[d].mem_bytes =
+            r->opt.device_memory_limit ? r->opt.device_memory_limit : r->dev[d].info.memory_bytes;
+    }
     int64_t cand[PG__GEMM_TILE_CANDIDATES];
     int nc = p->tile > 0 ? 1 : pg__gemm_tile_candidates(p->m, cand);
     if (p->tile > 0)
@@ -157,12 +161,20 @@ static pg_status gather(pg_runtime *rt, const operand *A, const operand *B, cons
 }
 
 /* One call of the tile task: rows [r0, r1) of C, K's rows [p0, p1) (all of K but for a
- * device's first tile, which takes B in chunks as it arrives). */
-static pg_status issue_call(pg_kernel *k, int dev, pg_array *a, pg_array *av, pg_array *b,
-                            pg_array *cv, const pg__gemm_problem *p, const pg_gemm_options *o,
-                            int64_t r0, int64_t r1, int64_t p0, int64_t p1, double beta) {
+ * device's first tile, which takes B in chunks as it arrives). at: the tile's own copy of its
+ * rows of op(A) (staged), else av (a view of A's rows), else A. */
+static pg_status issue_call(pg_kernel *k, int dev, pg_array *a, pg_array *av, pg_array *at,
+                            pg_array *b, pg_array *cv, const pg__gemm_problem *p,
+                            const pg_gemm_options *o, int64_t r0, int64_t r1, int64_t p0,
+                            int64_t p1, double beta) {
     int64_t off = p->trans_a ? p0 * p->m + r0 : p0;
     int64_t lda = p->trans_a ? p->m : (p->k ? p->k : 1);
+    if (at && p->trans_a) { /* k x (r1 - r0) */
+        off = p0 * (r1 - r0);
+        lda = r1 - r0;
+    }
+    if (at)
+        av = at;
     pg_arg args[12] = {pg_arg_array(av ? av : a),
                        pg_arg_array(b),
                        pg_arg_array(cv),
@@ -207,6 +219,60 @@ static pg_status tile_task(pg_runtime *rt, int slot, const char *name, pg_kernel
     return PG_OK;
 }
 
+/* Free a view once its calls are made. pg_array_free is a public call, which clears the
+ * thread's message on entry: after a failure (st) the cause is kept, for the tile's context to
+ * wrap. */
+static void free_view(pg_array *v, pg_status st) {
+    if (!v)
+        return;
+    char why[2048];
+    if (st)
+        snprintf(why, sizeof why, "%s", pg_last_error());
+    pg_array_free(v);
+    if (st)
+        pg__error(st, "%s", why);
+}
+
+/* A staged tile's own copy of rows [r0, r1) of op(A) (rows x k; k x rows when trans_a),
+ * filled on the host: A is read where it is, once per tile, so a device holds only the tile's
+ * rows of it. */
+static pg_status stage_rows(pg_runtime *rt, pg_array *a, const pg__gemm_problem *p, pg_dtype dt,
+                            int64_t r0, int64_t r1, pg_array **out) {
+    int64_t rows = r1 - r0;
+    int64_t shape[2] = {p->trans_a ? p->k : rows, p->trans_a ? rows : p->k};
+    size_t e = (size_t)p->elem;
+    pg_array *at = NULL;
+    const char *src = NULL;
+    char *dst = NULL;
+    pg_status st = pg_array_new(rt, dt, 2, shape, &at);
+    if (!st)
+        st = pg_array_map(a, PG_ACCESS_IN, (void **)&src);
+    if (!st && (st = pg_array_map(at, PG_ACCESS_OUT, (void **)&dst)))
+        src = NULL;
+    if (!st && p->trans_a)
+        for (int64_t kk = 0; kk < p->k; kk++)
+            memcpy(dst + (size_t)(kk * rows) * e, src + (size_t)(kk * p->m + r0) * e,
+                   (size_t)rows * e);
+    else if (!st)
+        memcpy(dst, src + (size_t)(r0 * p->k) * e, (size_t)(rows * p->k) * e);
+    char why[2048];
+    if (st)
+        snprintf(why, sizeof why, "%s", pg_last_error());
+    if (dst)
+        pg_array_unmap(at);
+    if (src)
+        pg_array_unmap(a);
+    if (st) {
+        if (at)
+            pg_array_free(at);
+        return pg__error_wrap(pg__error(st, "%s", why),
+                              "copying rows %lld to %lld of op(a) into an array of their own",
+                              (long long)r0, (long long)r1);
+    }
+    *out = at;
+    return PG_OK;
+}
+
 static pg_status issue_tiles(pg_runtime *rt, pg_array *a, pg_array *b, pg_array *c,
                              const pg__gemm_problem *p, const pg_gemm_options *o,
                              const pg__gemm_plan *pl, int home, pg_dtype dt) {
@@ -223,10 +289,12 @@ static pg_status issue_tiles(pg_runtime *rt, pg_array *a, pg_array *b, pg_array 
         int kc =
             started >> dev & 1 ? 1 : pg__gemm_k_chunks(p->k, p->trans_b, p->dev[dev].gbps_b > 0);
         started |= 1u << dev;
-        pg_array *cv = NULL, *av = NULL;
+        pg_array *cv = NULL, *av = NULL, *at = NULL;
         int whole = pl->tiles == 1; /* one tile: the arrays themselves, no cut */
         st = whole ? PG_OK : pg_array_slice(c, r0, r1, &cv);
-        if (!st && !whole && !p->trans_a)
+        if (!st && !whole && pl->stage_a)
+            st = stage_rows(rt, a, p, dt, r0, r1, &at);
+        else if (!st && !whole && !p->trans_a)
             st = pg_array_slice(a, r0, r1, &av);
         for (int ch = 0; !st && ch < kc; ch++) {
             int64_t p0 = p->k * ch / kc, p1 = p->k * (ch + 1) / kc;
@@ -234,19 +302,17 @@ static pg_status issue_tiles(pg_runtime *rt, pg_array *a, pg_array *b, pg_array 
             if (kc > 1)
                 st = pg_array_slice(b, p0, p1, &bv);
             if (!st)
-                st = issue_call(ch || p->c_in ? k_inout : k_out, dev, a, av, bv ? bv : b,
+                st = issue_call(ch || p->c_in ? k_inout : k_out, dev, a, av, at, bv ? bv : b,
                                 cv ? cv : c, p, o, r0, r1, p0, p1, ch ? 1.0 : o->beta);
-            if (bv)
-                pg_array_free(bv);
+            free_view(bv, st);
         }
         /* The tile goes home while the next computes (a hint: never an error of the GEMM). */
         if (!st && home != dev + 1 &&
             pg_array_prefetch(cv ? cv : c, home == 0 ? PG_HOST : home - 1) != PG_OK)
             pg__error_clear();
-        if (cv)
-            pg_array_free(cv);
-        if (av)
-            pg_array_free(av);
+        free_view(cv, st);
+        free_view(av, st);
+        free_view(at, st); /* the runtime keeps it until the tile ran */
         if (st)
             st = pg__error_wrap(st,
                                 "pg_linalg_gemm: tile %lld of %lld (rows %lld to %lld) on "

@@ -34,6 +34,12 @@ int pg__gemm_k_chunks(int64_t k, int trans_b, int b_travels) {
     return c < 1 ? 1 : c > 8 ? 8 : (int)c;
 }
 
+uint64_t pg__gemm_tile_bytes(const pg__gemm_problem *p, int64_t rows, int64_t tiles, int stage_a) {
+    uint64_t e = (uint64_t)p->elem, k = (uint64_t)p->k, n = (uint64_t)p->n, m = (uint64_t)p->m;
+    uint64_t a = tiles > 1 && stage_a ? (uint64_t)rows * k : m * k;
+    return e * (a + k * n + m * n);
+}
+
 static double xfer(double bytes, double gbps, double latency) {
     return gbps > 0 ? latency + bytes / (gbps * 1e9) : 0;
 }
@@ -43,11 +49,12 @@ typedef struct stage {
     int tiles;
 } stage;
 
-/* The three stage times of a tile of `rows` rows on device d (candidate j of height t). */
+/* The three stage times of a tile of `rows` rows on device d (candidate j of height t). A
+ * tile's rows of A travel with it, but for A transposed and not staged (A whole, first). */
 static void tile_cost(const pg__gemm_problem *p, const pg__gemm_dev *d, int j, int64_t t,
-                      int64_t rows, double *in, double *comp, double *out) {
+                      int64_t rows, int staged, double *in, double *comp, double *out) {
     double e = p->elem, r = (double)rows;
-    *in = (p->trans_a ? 0 : xfer(r * (double)p->k * e, d->gbps_a, d->latency_s)) +
+    *in = (p->trans_a && !staged ? 0 : xfer(r * (double)p->k * e, d->gbps_a, d->latency_s)) +
           (p->c_in ? xfer(r * (double)p->n * e, d->gbps_c_in, d->latency_s) : 0);
     *out = xfer(r * (double)p->n * e, d->gbps_c_out, d->latency_s);
     if (d->model_s[j] > 0)
@@ -59,12 +66,14 @@ static void tile_cost(const pg__gemm_problem *p, const pg__gemm_dev *d, int j, i
 /* A device's first tile: A whole first when transposed, the tile's own inputs, then B in
  * chunks, each chunk's share of the GEMM starting once it is in (a call each). */
 static stage first_tile(const pg__gemm_problem *p, const pg__gemm_dev *d, double in, double comp,
-                        double out, int modeled) {
+                        double out, int modeled, int staged) {
     double e = p->elem;
     int kc = pg__gemm_k_chunks(p->k, p->trans_b, d->gbps_b > 0);
     double bx = xfer((double)p->k * (double)p->n * e / kc, d->gbps_b, d->latency_s);
     stage s = {0, 0, 0, 1};
-    s.in = (p->trans_a ? xfer((double)p->m * (double)p->k * e, d->gbps_a, d->latency_s) : 0) + in;
+    s.in = (p->trans_a && !staged ? xfer((double)p->m * (double)p->k * e, d->gbps_a, d->latency_s)
+                                  : 0) +
+           in;
     double per = (comp - d->overhead_s) / kc + d->overhead_s;
     for (int c = 0; c < kc; c++) {
         s.in += bx;
@@ -74,24 +83,29 @@ static stage first_tile(const pg__gemm_problem *p, const pg__gemm_dev *d, double
     return s;
 }
 
-/* Schedule every tile of height t (candidate j) on the devices in set[0..ns); the plan, and
- * its score under the metric (< 0: edp without a device's power). */
+/* Schedule every tile of height t (candidate j) on the devices in set[0..ns) whose memory
+ * holds such a tile (all of them when !fit); the plan, and its score under the metric (< 0:
+ * edp without a device's power, or no device holds a tile). */
 static double schedule(const pg__gemm_problem *p, const int *set, int ns, int j, int64_t t,
-                       pg__gemm_plan *pl) {
+                       int staged, int fit, pg__gemm_plan *pl) {
     stage st[PG_MAX_DEVICES];
     memset(st, 0, sizeof st);
     memset(pl, 0, sizeof *pl);
     int64_t ntiles = (p->m + t - 1) / t;
+    uint64_t need = pg__gemm_tile_bytes(p, t, ntiles, staged);
     for (int64_t i = 0; i < ntiles; i++) {
         int64_t rows = p->m - i * t < t ? p->m - i * t : t;
         int best = -1;
         stage bst = {0, 0, 0, 0};
         for (int s = 0; s < ns; s++) {
+            if (fit && p->dev[set[s]].mem_bytes && need > p->dev[set[s]].mem_bytes)
+                continue;
             double in, comp, out;
-            tile_cost(p, &p->dev[set[s]], j, t, rows, &in, &comp, &out);
+            tile_cost(p, &p->dev[set[s]], j, t, rows, staged, &in, &comp, &out);
             stage n = st[s];
             if (!n.tiles) {
-                n = first_tile(p, &p->dev[set[s]], in, comp, out, p->dev[set[s]].model_s[j] > 0);
+                n = first_tile(p, &p->dev[set[s]], in, comp, out, p->dev[set[s]].model_s[j] > 0,
+                               staged);
             } else {
                 n.in += in;
                 n.comp = (n.in > n.comp ? n.in : n.comp) + comp;
@@ -103,9 +117,12 @@ static double schedule(const pg__gemm_problem *p, const int *set, int ns, int j,
                 bst = n;
             }
         }
+        if (best < 0)
+            return -1; /* no device of the set holds a tile of this height */
         st[best] = bst;
         pl->owner[i] = (int8_t)set[best];
     }
+    pl->stage_a = staged && ntiles > 1;
     pl->tile = t;
     pl->tiles = ntiles;
     double e = 0;
@@ -147,6 +164,22 @@ pg_status pg__gemm_plan_make(const pg__gemm_problem *p, pg__gemm_plan *out) {
         nc = 1;
         cand[0] = p->tile < p->m ? p->tile : p->m;
     }
+    /* A view of A takes all of A's buffer on a device: where A, B and C whole do not fit a
+     * device that may take tiles, each tile gets its own copy of its rows of A instead. */
+    int staged = 0;
+    uint64_t whole = pg__gemm_tile_bytes(p, p->m, 1, 0), room = 0;
+    int roomiest = -1;
+    for (int d = 0; d < p->ndev; d++) {
+        const pg__gemm_dev *dv = &p->dev[d];
+        if (!dv->allowed || (dv->gflops <= 0 && dv->model_s[0] <= 0))
+            continue;
+        if (dv->mem_bytes && whole > dv->mem_bytes)
+            staged = 1;
+        if (roomiest < 0 || (room && (!dv->mem_bytes || dv->mem_bytes > room))) {
+            roomiest = d;
+            room = dv->mem_bytes;
+        }
+    }
     /* Devices by the time each would take alone (tallest tile, rate model), fastest first. */
     int order[PG_MAX_DEVICES], no = 0;
     double alone[PG_MAX_DEVICES];
@@ -162,7 +195,7 @@ pg_status pg__gemm_plan_make(const pg__gemm_problem *p, pg__gemm_plan *out) {
                              d);
         int one[1] = {d};
         pg__gemm_plan tmp;
-        alone[d] = schedule(p, one, 1, 0, cand[0], &tmp);
+        alone[d] = schedule(p, one, 1, 0, cand[0], staged, 0, &tmp);
         int i = no++;
         while (i > 0 && alone[order[i - 1]] > alone[d]) {
             order[i] = order[i - 1];
@@ -179,10 +212,26 @@ pg_status pg__gemm_plan_make(const pg__gemm_problem *p, pg__gemm_plan *out) {
     /* A fixed tile's model entry is in slot 0 (the caller looked it up for that height). */
     for (int s = 1; s <= no; s++)
         for (int j = 0; j < nc; j++) {
-            score[s - 1][j] = schedule(p, order, s, p->tile > 0 ? 0 : j, cand[j], &tmp);
+            score[s - 1][j] = schedule(p, order, s, p->tile > 0 ? 0 : j, cand[j], staged, 1, &tmp);
             if (score[s - 1][j] >= 0 && (best < 0 || score[s - 1][j] < best))
                 best = score[s - 1][j];
         }
+    if (best < 0) {
+        /* Say what did not fit: the shortest tile considered, on the device with most room. */
+        int64_t t = cand[nc - 1], tiles = (p->m + t - 1) / t;
+        return pg__error(
+            PG_ERROR_OUT_OF_MEMORY,
+            "gemm: no tile fits a device's memory: a tile takes B (%lld x %lld) and C (%lld x "
+            "%lld) whole on its device (a view of an array takes all of the array's buffer "
+            "there) and %s; a tile of %lld rows%s needs %llu bytes, more than the %llu bytes "
+            "device %d holds (device_memory_limit, else its memory): raise device_memory_limit%s, "
+            "or split B's columns into GEMMs of their own",
+            (long long)p->k, (long long)p->n, (long long)p->m, (long long)p->n,
+            staged && tiles > 1 ? "a copy of its rows of op(A)" : "A whole", (long long)t,
+            p->tile > 0 ? " (the tile asked for)" : " (the shortest one considered)",
+            (unsigned long long)pg__gemm_tile_bytes(p, t, tiles, staged), (unsigned long long)room,
+            roomiest, p->tile > 0 && p->m > 1 ? ", ask for a shorter tile (or none)" : "");
+    }
     /* Fewest devices within 2% of the best, then the tallest tile within 2% of the best:
      * a device or a task more that buys almost nothing is not worth its memory and energy. */
     int ps = -1, pj = -1;
@@ -192,6 +241,6 @@ pg_status pg__gemm_plan_make(const pg__gemm_problem *p, pg__gemm_plan *out) {
                 ps = s;
                 pj = j;
             }
-    schedule(p, order, ps, p->tile > 0 ? 0 : pj, cand[pj], out);
+    schedule(p, order, ps, p->tile > 0 ? 0 : pj, cand[pj], staged, 1, out);
     return PG_OK;
 }

@@ -34,6 +34,9 @@ typedef struct pg__gemm_dev {
     /* Measured durations of one tile task of candidate j's height here (the performance
      * model, core/models.c), in seconds; <= 0 where unknown (the rate model is used). */
     double model_s[PG__GEMM_TILE_CANDIDATES];
+    /* What one launch's arguments may take on this device together (device_memory_limit, else
+     * its memory); 0: no limit known. */
+    uint64_t mem_bytes;
 } pg__gemm_dev;
 
 typedef struct pg__gemm_problem {
@@ -56,15 +59,24 @@ typedef struct pg__gemm_plan {
     double device_s[PG_MAX_DEVICES];  /* predicted busy time per device */
     double predicted_s;               /* the slowest device's */
     double predicted_j;               /* energy (sum of watts x time over the set); < 0 unknown */
+    /* 1: A, B and C whole do not fit a device: each tile takes a copy of its own rows of op(A)
+     * (an array of its own, filled on the host), since a view of A takes all of A's buffer on
+     * a device. B and C stay whole (views of them likewise). */
+    int stage_a;
 } pg__gemm_plan;
+
+/* Device memory a tile of `rows` rows takes (B and C whole; A whole, or its rows when
+ * staged), in bytes. */
+uint64_t pg__gemm_tile_bytes(const pg__gemm_problem *p, int64_t rows, int64_t tiles, int stage_a);
 
 /* The candidate tile heights for m rows, tallest first: m itself, then powers of two below it
  * that need at most PG__GEMM_MAX_TILES tiles. Returns how many (>= 1 for m >= 1). */
 int pg__gemm_tile_candidates(int64_t m, int64_t out[PG__GEMM_TILE_CANDIDATES]);
 
 /* The plan of least predicted time (perf) or energy x time (edp); among plans within 2% of the
- * best, the one with fewest devices. PG_ERROR_ARGUMENT when no allowed device has a rate, or
- * edp lacks a device's power. */
+ * best, the one with fewest devices. A device takes only tiles whose arguments fit its
+ * mem_bytes. PG_ERROR_ARGUMENT when no allowed device has a rate, or edp lacks a device's
+ * power; PG_ERROR_OUT_OF_MEMORY, saying what did not fit, when no tile fits any device. */
 pg_status pg__gemm_plan_make(const pg__gemm_problem *p, pg__gemm_plan *out);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct rate {
     char cls[128];
     pg_dtype dt;
     double gflops, overhead_s;
+    int local; /* measured under a memory limit: this process's alone, never written */
 } rate;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -34,7 +35,7 @@ static const rate *find(const char *cls, pg_dtype dt) {
     return NULL;
 }
 
-static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s) {
+static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s, int local) {
     rate *r = (rate *)find(cls, dt);
     if (!r && nrates < MAX_RATES)
         r = &rates[nrates++];
@@ -44,6 +45,7 @@ static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s) 
     r->dt = dt;
     r->gflops = gflops;
     r->overhead_s = overhead_s;
+    r->local = local;
 }
 
 /* The class a device's rate is kept under: the models' (a GPU's name; CPU devices by their
@@ -79,7 +81,7 @@ static void load_file(const char *path) {
             us < 0)
             continue;
         if (!find(line, dt))
-            put(line, dt, g, us * 1e-6);
+            put(line, dt, g, us * 1e-6, 0);
     }
     fclose(f);
 }
@@ -97,8 +99,9 @@ static void save_file(const char *cache_dir, const char *path) {
         return;
     fprintf(f, "# device class,dtype,GEMM GFLOP/s,overhead per call (us): polygpu's tiled gemm\n");
     for (int i = 0; i < nrates; i++)
-        fprintf(f, "%s,%s,%.6g,%.6g\n", rates[i].cls, pg_dtype_name(rates[i].dt), rates[i].gflops,
-                rates[i].overhead_s * 1e6);
+        if (!rates[i].local)
+            fprintf(f, "%s,%s,%.6g,%.6g\n", rates[i].cls, pg_dtype_name(rates[i].dt),
+                    rates[i].gflops, rates[i].overhead_s * 1e6);
     if (fclose(f) != 0 || rename(tmp, path) != 0)
         remove(tmp);
 }
@@ -137,20 +140,34 @@ static pg_status time_gemm(pg_runtime *rt, pg_kernel *k, int dev, pg_dtype dt, i
         if (!st && r > 0 && (*secs == 0 || s < *secs))
             *secs = s;
     }
+    /* pg_array_free clears the thread's message on entry: a failure's cause is kept. */
+    char why[2048];
+    if (st)
+        snprintf(why, sizeof why, "%s", pg_last_error());
     if (a)
         pg_array_free(a);
     if (b)
         pg_array_free(b);
     if (c)
         pg_array_free(c);
-    return st;
+    return st ? pg__error(st, "%s", why) : PG_OK;
 }
 
+/* mem: what one launch's arguments may take on the device (0: no limit). *reduced: the
+ * matrices were made smaller to fit it, so the rate is not the class's to keep. */
 static pg_status measure(pg_runtime *rt, int dev, const pg_device_info *info, pg_dtype dt,
-                         double *gflops, double *overhead_s) {
+                         uint64_t mem, double *gflops, double *overhead_s, int *reduced) {
     /* Large enough to reach the device's rate (an H100: ~2-20 ms), small enough for a first
-     * call; the small one mostly measures the per-call cost. */
-    int64_t big = info->kind == PG_DEVICE_CUDA ? 8192 : 256, small = big / 8;
+     * call; the small one mostly measures the per-call cost. Under a device_memory_limit the
+     * three matrices must fit together. */
+    int64_t big = info->kind == PG_DEVICE_CUDA ? 8192 : 256;
+    uint64_t e = pg_dtype_size(dt);
+    *reduced = 0;
+    while (mem && big > 8 && 3 * (uint64_t)big * (uint64_t)big * e > mem) {
+        big /= 2;
+        *reduced = 1;
+    }
+    int64_t small = big / 8;
     pg_kernel *k = NULL;
     pg_status st =
         pg_task_builtin(rt, dt == PG_FLOAT64 ? "gemm_tile_out_f64" : "gemm_tile_out_f32", &k);
@@ -159,10 +176,14 @@ static pg_status measure(pg_runtime *rt, int dev, const pg_device_info *info, pg
         st = time_gemm(rt, k, dev, dt, big, &tb);
     if (!st)
         st = time_gemm(rt, k, dev, dt, small, &ts);
-    if (k)
-        pg_kernel_free(k);
+    char why[2048];
     if (st)
-        return pg__error_wrap(st, "measuring the GEMM rate of device %d (%s)", dev, info->name);
+        snprintf(why, sizeof why, "%s", pg_last_error());
+    if (k)
+        pg_kernel_free(k); /* a public call: clears the message, restored below */
+    if (st)
+        return pg__error_wrap(pg__error(st, "%s", why), "measuring the GEMM rate of device %d (%s)",
+                              dev, info->name);
     double fb = 2.0 * (double)big * (double)big * (double)big,
            fs = 2.0 * (double)small * (double)small * (double)small;
     if (tb > ts) {
@@ -190,13 +211,23 @@ pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, do
         return PG_ERROR_STATE;
     char cache_dir[1024];
     snprintf(cache_dir, sizeof cache_dir, "%s", r->opt.cache_dir);
+    uint64_t mem = r->opt.device_memory_limit;
     pg__leave(r);
     char cls[128], path[1200];
     class_of(&info[dev], cls, sizeof cls);
     file_path(cache_dir, path, sizeof path);
+    /* Under a memory limit too small for the usual matrices, the rate measured on smaller ones
+     * is kept for the process under a class of its own (later GEMMs do not measure again), and
+     * never written to the file (it is not the class's rate). */
+    int64_t big = info[dev].kind == PG_DEVICE_CUDA ? 8192 : 256;
+    int limited = mem && 3 * (uint64_t)big * (uint64_t)big * pg_dtype_size(dt) > mem;
+    if (limited) {
+        size_t len = strlen(cls);
+        snprintf(cls + len, sizeof cls - len, " under a %llu-byte limit", (unsigned long long)mem);
+    }
     pthread_mutex_lock(&mu);
     const rate *known = find(cls, dt);
-    if (!known) {
+    if (!known && !limited) {
         load_file(path);
         known = find(cls, dt);
     }
@@ -208,11 +239,13 @@ pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, do
     if (known)
         return PG_OK;
     /* Two threads may both measure a class the first time: harmless, the last one stays. */
-    if ((st = measure(rt, dev, &info[dev], dt, gflops, overhead_s)))
+    int reduced = 0;
+    if ((st = measure(rt, dev, &info[dev], dt, mem, gflops, overhead_s, &reduced)))
         return st;
     pthread_mutex_lock(&mu);
-    put(cls, dt, *gflops, *overhead_s);
-    save_file(cache_dir, path);
+    put(cls, dt, *gflops, *overhead_s, reduced);
+    if (!reduced)
+        save_file(cache_dir, path);
     pthread_mutex_unlock(&mu);
     return PG_OK;
 }

@@ -233,6 +233,7 @@ struct pg__array {
     pg__comp *map_comp;
     int map_count;
     int live_index; /* position in rt->arrays */
+    int uncomputed; /* the current value was made by devices that compute none (rt->uncomputed) */
     char *lost;     /* the current value is gone (its only copy was on a failed device, or its
                      * writer failed or never ran): the error to report, owned; NULL if fine */
     /* device memory (core/evict.c) */
@@ -361,6 +362,8 @@ struct pg__runtime {
     pg__options_resolved opt;
     const pg__backend_ops *ops;
     pg__backend *b;
+    /* the backend's devices compute no values (backend.h uncomputed): why; NULL they do */
+    const char *uncomputed;
     int ndev;
     pg__device dev[PG_MAX_DEVICES];
     pg__limits limits_min; /* the smallest of every device's limits: a launch within fits all */
@@ -712,6 +715,11 @@ pg_status pg__coh_value_failed(pg__runtime *rt, pg__comp *c, pg__array *a, pg__c
 void pg__coh_device_failed(pg__runtime *rt, int dev, const char *why);
 /* Mark failed every device the backend knows has a fault it keeps (CUDA: an illegal address or a
  * trap in some kernel), before any event of it was looked at: nothing is placed there then. */
+/* A backend call failed with st, its message set: when st is a device error and a device has
+ * failed (or the backend saw a fault there: a fault CUDA keeps fails every later call on that
+ * GPU, whatever the call), the message gains which device failed earlier and why (the kernel),
+ * or the kernels unfinished there. Changes no state. Returns st. */
+pg_status pg__coh_fault_cause(pg__runtime *rt, pg_status st);
 void pg__coh_faults_check(pg__runtime *rt);
 /* Kernel c will never run (held back, then its scheduling failed with msg): its outputs have no
  * value until written again. */

@@ -89,6 +89,7 @@ static pg_status copy_state(pg__runtime *rt, pg__array *p, const pg__array *q) {
     p->rank_version = q->rank_version;
     p->valid = q->valid;
     p->fresh = q->fresh;
+    p->uncomputed = q->uncomputed;
     for (int l = 0; l < PG__NLOC; l++)
         if (q->ready[l])
             pg__comp_set(rt, &p->ready[l], q->ready[l]);
@@ -181,6 +182,8 @@ static pg_status first_piece(pg__runtime *rt, pg__array *r) {
     memset(&r->hist, 0, sizeof r->hist);
     p->lost = r->lost;
     r->lost = NULL;
+    p->uncomputed = r->uncomputed;
+    r->uncomputed = 0;
     r->pieces[0] = p;
     r->npieces = 1;
     return PG_OK;

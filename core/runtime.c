@@ -109,6 +109,8 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
                        PG_MAX_DEVICES);
     rt->epoch_ns = pg__now_ns();
+    if (!st && rt->ops->uncomputed)
+        rt->uncomputed = rt->ops->uncomputed(rt->b);
     rt->timing_all =
         rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || (!st && !rt->ops->wants_timing_events);
     rt->timing = rt->timing_all || rt->opt.models;

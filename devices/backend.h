@@ -147,6 +147,11 @@ typedef struct pg__backend_ops {
     /* The clock a script's time is measured by, in ns since the backend opened, where it is not
      * the host's real clock (simulated devices: virtual time). NULL: the real clock. */
     uint64_t (*clock_ns)(pg__backend *b);
+    /* NULL where the devices compute what they are given; else, when this instance's devices
+     * compute no values (simulated GPUs with compute=none: timing only), a sentence saying so
+     * and how to compute them (NULL: they do). The core refuses host reads of values a device
+     * made there. */
+    const char *(*uncomputed)(pg__backend *b);
 
     /* After the operation's completion: make t->start_ns/end_ns final. */
     void (*timing_resolve)(pg__backend *b, pg__timing *t);

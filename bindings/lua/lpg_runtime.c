@@ -108,14 +108,36 @@ static int rt_close(lua_State *L) {
     return 0;
 }
 
-/* Nobody waits for a collected runtime (or the end of the script): a kernel that never ends
- * must not hang the interpreter, so it waits at most PG_CLOSE_TIMEOUT seconds (10). */
-static int rt_gc(lua_State *L) {
+/* PG_CLOSE_TIMEOUT seconds (10): how long a close nobody asked for waits for running work. */
+static uint64_t unasked_close_limit(void) {
     const char *e = getenv("PG_CLOSE_TIMEOUT");
     double s = e && *e ? atof(e) : 10.0;
-    uint64_t limit = s > 0 && s < 1e9 ? (uint64_t)(s * 1e9) : UINT64_MAX;
-    if (close_runtime(luaL_checkudata(L, 1, LPG_RUNTIME_MT), limit) == PG_ERROR_TIMEOUT)
+    return s > 0 && s < 1e9 ? (uint64_t)(s * 1e9) : UINT64_MAX;
+}
+
+/* Nobody waits for a collected runtime (or the end of the script): a kernel that never ends
+ * must not hang the interpreter, so it waits at most PG_CLOSE_TIMEOUT seconds. */
+static int rt_gc(lua_State *L) {
+    if (close_runtime(luaL_checkudata(L, 1, LPG_RUNTIME_MT), unasked_close_limit()) ==
+        PG_ERROR_TIMEOUT)
         fprintf(stderr, "polygpu: %s\n", pg_last_error());
+    return 0;
+}
+
+/* `local rt <close> = ...`: Lua passes the error leaving the scope (nil on a normal exit) as the
+ * second argument, which is no timeout. A normal exit closes as rt:close() does and raises its
+ * failure. Leaving on an error, the script's error must reach its handler: a failed close
+ * raising here would replace it, so that close waits as the collector's does and its failure
+ * goes to stderr. */
+static int rt_close_scope(lua_State *L) {
+    lpg_runtime *r = luaL_checkudata(L, 1, LPG_RUNTIME_MT);
+    if (lua_isnoneornil(L, 2)) {
+        pg_status st = close_runtime(r, UINT64_MAX);
+        return st != PG_OK ? lpg_fail(L, st) : 0;
+    }
+    if (close_runtime(r, unasked_close_limit()) != PG_OK)
+        fprintf(stderr, "polygpu: closing the runtime while leaving its scope on an error: %s\n",
+                pg_last_error());
     return 0;
 }
 
@@ -414,7 +436,7 @@ const luaL_Reg *lpg_runtime_methods(void) {
 void lpg_runtime_register(lua_State *L) {
     static const luaL_Reg meta[] = {
         {"__gc", rt_gc},
-        {"__close", rt_close},
+        {"__close", rt_close_scope},
         {"__tostring", rt_tostring},
         {NULL, NULL},
     };

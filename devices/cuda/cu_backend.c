@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int64_t host_now_ns(void) {
     struct timespec ts;
@@ -1105,6 +1106,10 @@ static pg_status enable_peers(pg__backend *b) {
     return PG_OK;
 }
 
+/* The process that initialised CUDA (0: none yet). A fork() child inherits it, not a usable
+ * CUDA: its cuInit fails, and the pid differing says why. */
+static _Atomic long cuda_pid;
+
 pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__backend_ops **out,
                                 pg__backend **bout, int *ndev) {
     const pg__cu *cu = pg__cu_load();
@@ -1112,7 +1117,8 @@ pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__b
         return PG_ERROR_DEVICE;
     CUresult r = cu->cuInit(0);
     if (r)
-        return (pg_status)pg__cu_error(cu, r, "cuInit (no usable NVIDIA GPU or driver)");
+        return (pg_status)pg__cu_init_error(cu, r, atomic_load(&cuda_pid), (long)getpid());
+    atomic_store(&cuda_pid, (long)getpid());
     int count = 0;
     r = cu->cuDeviceGetCount(&count);
     if (r)

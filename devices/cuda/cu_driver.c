@@ -52,8 +52,41 @@ void pg__cu_describe(const pg__cu *cu, CUresult r, char *out, size_t cap) {
 int pg__cu_error(const pg__cu *cu, CUresult r, const char *what) {
     char d[256];
     pg__cu_describe(cu, r, d, sizeof d);
+    /* A kept fault fails every later call in the context, whatever the call: say that the
+     * call itself is not the cause (a pinned host allocation failing with an illegal address
+     * read as if the allocation had faulted). */
+    if (pg__cu_sticky(r))
+        return pg__error(PG_ERROR_DEVICE,
+                         "%s failed: %s. The GPU is unusable for the rest of this process: "
+                         "earlier work on it (a kernel) faulted, and CUDA keeps such a fault "
+                         "(CUDA errors of this kind are sticky), so every later call on that "
+                         "GPU fails with it, this one too. Fix the kernel (compute-sanitizer "
+                         "finds the bad access) and restart the process: a new process gets a "
+                         "working GPU",
+                         what, d);
     return pg__error(r == CUDA_ERROR_OUT_OF_MEMORY ? PG_ERROR_OUT_OF_MEMORY : PG_ERROR_DEVICE,
                      "%s failed: %s", what, d);
+}
+
+int pg__cu_init_error(const pg__cu *cu, CUresult r, long init_pid, long pid) {
+    char d[256];
+    pg__cu_describe(cu, r, d, sizeof d);
+    if (init_pid && init_pid != pid)
+        return pg__error(PG_ERROR_DEVICE,
+                         "cuInit failed: %s: this process (pid %ld) is a fork() child of a "
+                         "process that had initialised CUDA (pid %ld), and CUDA cannot be used "
+                         "in a forked child once its parent initialised it. Start the work in a "
+                         "fresh process instead: Python's multiprocessing with the 'spawn' (or "
+                         "'forkserver') start method, fork followed by exec, or a new program; "
+                         "or fork before any process uses CUDA",
+                         d, pid, init_pid);
+    if (r == CUDA_ERROR_NOT_INITIALIZED)
+        return pg__error(PG_ERROR_DEVICE,
+                         "cuInit (no usable NVIDIA GPU or driver) failed: %s. In a fork() child "
+                         "of a process that used CUDA (through any library), CUDA cannot be "
+                         "used: start the work with 'spawn' or in a fresh process",
+                         d);
+    return pg__cu_error(cu, r, "cuInit (no usable NVIDIA GPU or driver)");
 }
 
 int pg__cu_sticky(CUresult r) {

@@ -62,6 +62,7 @@ typedef struct {
 enum {
     CUDA_SUCCESS = 0,
     CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
     CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_ECC_UNCORRECTABLE = 214,
     CUDA_ERROR_ILLEGAL_ADDRESS = 700,
@@ -140,7 +141,7 @@ enum {
     X(cuEventElapsedTime, "cuEventElapsedTime_v2", (float *ms, CUevent a, CUevent b))              \
     X(cuMemAllocAsync, "cuMemAllocAsync", (CUdeviceptr * p, size_t n, CUstream s))                 \
     X(cuMemFreeAsync, "cuMemFreeAsync", (CUdeviceptr p, CUstream s))                               \
-    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * p, size_t n))                                     \
+    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * p, size_t n))                                    \
     X(cuMemFree, "cuMemFree_v2", (CUdeviceptr p))                                                  \
     X(cuMemHostAlloc, "cuMemHostAlloc", (void **p, size_t n, unsigned flags))                      \
     X(cuMemFreeHost, "cuMemFreeHost", (void *p))                                                   \
@@ -179,6 +180,10 @@ typedef struct pg__cu {
 const pg__cu *pg__cu_load(void);
 /* "what: CUDA_ERROR_X (description)" into the error message; returns the pg_status to report. */
 int pg__cu_error(const pg__cu *cu, CUresult r, const char *what);
+/* cuInit failed with r in process `pid`; init_pid: the process that had initialised CUDA
+ * through polygpu before (0: none). A fork() child inherits init_pid, not a usable CUDA: the
+ * message says so and what to do. Returns the pg_status to report. */
+int pg__cu_init_error(const pg__cu *cu, CUresult r, long init_pid, long pid);
 /* 1 if r is a fault that CUDA keeps for the life of the context (an illegal address, a trap,
  * an assert, an uncorrectable ECC error...): every later call in that context fails with it. */
 int pg__cu_sticky(CUresult r);

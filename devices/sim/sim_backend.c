@@ -135,8 +135,9 @@ static pg_status sim_dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstrea
                          dev, b->topo->gpu[dev].info.name, bytes, used, cap);
     if (r == PG__SIM_MEM_HOST_OOM)
         return pg__error(PG_ERROR_OUT_OF_MEMORY,
-                         "out of host memory for %zu bytes of simulated GPU %d (compute=cpu keeps "
-                         "device buffers in host memory)",
+                         "out of host memory for %zu bytes of simulated GPU %d (compute=cpu, the "
+                         "default, keeps device buffers in host memory; compute=none times work "
+                         "larger than this host without doing it)",
                          bytes, dev);
     return PG_OK;
 }
@@ -313,6 +314,15 @@ static void sim_timing_release(pg__backend *b, pg__timing *t) {
     t->priv[0] = NULL;
 }
 
+/* compute=none: device memory is addresses only and kernels do not run, so whatever a device
+ * made is no value (core/array.c refuses to read it back). */
+static const char *sim_uncomputed(pg__backend *b) {
+    return b->spec.compute ? NULL
+                           : "compute no values: simulated GPUs with compute=none time the work "
+                             "without doing it; use compute=cpu (the default, e.g. "
+                             "devices=\"sim:dgx1-v100,compute=cpu\") to read results";
+}
+
 static const pg__backend_ops sim_ops = {
     .name = "sim",
     .close = sim_close,
@@ -343,6 +353,7 @@ static const pg__backend_ops sim_ops = {
     .timing_release = sim_timing_release,
     .wants_timing_events = 0, /* virtual times cost nothing */
     .clock_ns = sim_clock_ns,
+    .uncomputed = sim_uncomputed,
 };
 
 static pg_status make_engine(pg__backend *b) {

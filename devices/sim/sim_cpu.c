@@ -31,7 +31,9 @@ void pg__sim_cpu_close(pg__backend *b) {
 
 pg_status pg__sim_cpu_build(pg__backend *b, const pg__kernel_src *src, void **image) {
     pg_status st = b->cpu->kernel_build(b->cpu_b, src, image);
-    return st ? pg__error_wrap(st, "sim compute=cpu: building kernel '%s' to run on the CPU",
+    return st ? pg__error_wrap(st,
+                               "sim compute=cpu (the default; compute=none times the work "
+                               "without running it): building kernel '%s' to run on the CPU",
                                src->name)
               : PG_OK;
 }

@@ -222,8 +222,14 @@ static int parse_line(pg__sim_profile *p, char **f, int n, char *why, size_t cap
             snprintf(why, cap, "x '%s' is neither bytes nor threads", f[3]);
             return -1;
         }
-        if (pg__sim_number(f[4], &m.a_ns) || pg__sim_number(f[5], &m.b_ns) || m.b_ns < 0) {
-            snprintf(why, cap, "a_ns '%s' and b_ns '%s' must be numbers (b_ns >= 0)", f[4], f[5]);
+        /* Bounded as the topology's times are (sim_topo.c): a kernel of more than a second, or
+         * slower than 1 MB/s (1 us per byte or thread), would overflow or stall virtual time. */
+        if (pg__sim_number(f[4], &m.a_ns) || pg__sim_number(f[5], &m.b_ns) || m.b_ns < 0 ||
+            !(m.a_ns >= -1e9 && m.a_ns <= 1e9) || m.b_ns > 1e3) {
+            snprintf(why, cap,
+                     "a_ns '%s' and b_ns '%s' must be numbers, a_ns from -1e9 to 1e9 (one second), "
+                     "b_ns from 0 to 1000 (1 us per byte or thread)",
+                     f[4], f[5]);
             return -1;
         }
         if (!f[1][0] || !f[2][0]) {
@@ -258,9 +264,12 @@ static int parse_line(pg__sim_profile *p, char **f, int n, char *why, size_t cap
                      f[4]);
             return -1;
         }
-        if (pg__sim_number(f[5], &s.bytes) || s.bytes < 0 || pg__sim_number(f[6], &s.ns) ||
-            s.ns < 0) {
-            snprintf(why, cap, "arg_bytes '%s' and ns '%s' must be numbers >= 0", f[5], f[6]);
+        if (pg__sim_number(f[5], &s.bytes) || s.bytes < 0 || s.bytes > 1e18 ||
+            pg__sim_number(f[6], &s.ns) || s.ns < 0 || s.ns > 1e9) {
+            snprintf(why, cap,
+                     "arg_bytes '%s' and ns '%s' must be numbers >= 0 (arg_bytes at most 1e18, ns "
+                     "at most 1e9: one second)",
+                     f[5], f[6]);
             return -1;
         }
         if (!f[1][0] || !f[2][0]) {

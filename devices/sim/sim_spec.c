@@ -23,10 +23,12 @@ static pg_status set_compute(pg__sim_spec *s, const char *v, const char *from) {
 
 static pg_status set_host_time(pg__sim_spec *s, const char *v, const char *from) {
     double x;
-    if (pg__sim_number(v, &x) || x < 0)
+    /* At most 1000: a larger scale makes seconds of the host's time centuries of virtual time,
+     * past what the clock (double nanoseconds) still advances by a nanosecond. */
+    if (pg__sim_number(v, &x) || x < 0 || x > 1000)
         return pg__error(PG_ERROR_ARGUMENT,
-                         "%s: host_time '%s' is not a number >= 0 (1: the host's real time "
-                         "counts; 0: frozen, for deterministic runs)",
+                         "%s: host_time '%s' is not a number from 0 to 1000 (1: the host's real "
+                         "time counts; 0: frozen, for deterministic runs)",
                          from, v);
     s->host_time = x;
     return PG_OK;
@@ -42,6 +44,9 @@ static pg_status set_profile(pg__sim_spec *s, const char *v, const char *from) {
 static pg_status defaults(pg__sim_spec *s) {
     memset(s, 0, sizeof *s);
     s->host_time = 1.0;
+    /* Values are computed unless a run asks for timing alone: a read never returns a value
+     * nobody computed (compute=none refuses reads of what devices made). */
+    s->compute = 1;
     const char *e;
     pg_status st = PG_OK;
     if ((e = getenv("PG_SIM_COMPUTE")) && e[0])

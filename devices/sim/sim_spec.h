@@ -8,7 +8,8 @@
 typedef struct pg__sim_spec {
     char topo[1200];    /* the topology file's path */
     char profile[1024]; /* the timing profile's path; "" for none */
-    int compute;        /* 1: kernels also run, on the CPU (compute=cpu); 0: timing only */
+    int compute;        /* 1: kernels also run, on the CPU (compute=cpu, the default); 0: timing
+                         * only (compute=none) */
     double host_time;   /* virtual ns per real ns the host spends outside the backend; 0 frozen */
 } pg__sim_spec;
 

@@ -76,15 +76,42 @@ static int key_value(char *w, char **key, char **value) {
     return 0;
 }
 
+/* Ranges that keep virtual time finite and moving: a time of more than a second per launch,
+ * copy or hop, or a bandwidth under 1 MB/s, describes no machine, and values far beyond them
+ * (launch_us=1e308, memory_gbps=1e-300) overflowed the clock or stalled it (a launch that never
+ * returned, a kernel that never ended). */
+#define MAX_US 1e6    /* one second */
+#define MIN_GBPS 1e-3 /* 1 MB/s */
+#define MAX_GBPS 1e6  /* 1 PB/s */
+
+/* A bandwidth in GB/s. */
 static int positive(parser *p, const char *key, const char *v, double *out) {
     if (pg__sim_number(v, out) || !(*out > 0))
         return FAIL(p, "%s=%s is not a positive number", key, v);
+    if (*out < MIN_GBPS || *out > MAX_GBPS)
+        return FAIL(p, "%s=%s is out of range: a bandwidth in GB/s from %g (1 MB/s) to %g", key, v,
+                    MIN_GBPS, MAX_GBPS);
+    return 0;
+}
+
+/* A time in microseconds (scale 1e3: in nanoseconds). */
+static int time_in(parser *p, const char *key, const char *v, double scale, double *out) {
+    if (pg__sim_number(v, out) || *out < 0)
+        return FAIL(p, "%s=%s is not a number >= 0", key, v);
+    if (*out > MAX_US * scale)
+        return FAIL(p, "%s=%s is out of range: a time in %s from 0 to %g (one second)", key, v,
+                    scale == 1 ? "microseconds" : "nanoseconds", MAX_US * scale);
     return 0;
 }
 
 static int non_negative(parser *p, const char *key, const char *v, double *out) {
-    if (pg__sim_number(v, out) || *out < 0)
-        return FAIL(p, "%s=%s is not a number >= 0", key, v);
+    return time_in(p, key, v, 1, out);
+}
+
+/* A whole number from 1 to max, checked before any conversion. */
+static int whole(parser *p, const char *key, const char *v, double max, double *out) {
+    if (pg__sim_number(v, out) || !(*out >= 1 && *out <= max) || *out != (double)(int64_t)*out)
+        return FAIL(p, "%s=%s is not a whole number from 1 to %.0f", key, v, max);
     return 0;
 }
 
@@ -125,7 +152,7 @@ static int parse_host(parser *p, char **w, int n) {
             if (non_negative(p, k, v, &p->t->graph_api_us))
                 return -1;
         } else if (!strcmp(k, "graph_node_ns")) {
-            if (non_negative(p, k, v, &p->t->graph_node_ns))
+            if (time_in(p, k, v, 1e3, &p->t->graph_node_ns))
                 return -1;
         } else if (!strcmp(k, "graph_edge_us")) {
             if (non_negative(p, k, v, &p->t->graph_edge_us))
@@ -163,8 +190,8 @@ static int gpu_key(parser *p, pg__sim_gpu *g, char *k, char *v, unsigned *seen) 
         i->compute_minor = mi;
         *seen |= 4;
     } else if (!strcmp(k, "sms")) {
-        if (positive(p, k, v, &x) || x != (int)x)
-            return FAIL(p, "sms=%s is not a positive whole number", v);
+        if (whole(p, k, v, 1e5, &x))
+            return -1;
         i->multiprocessors = (int)x;
         *seen |= 8;
     } else if (!strcmp(k, "memory_gbps")) {
@@ -175,11 +202,11 @@ static int gpu_key(parser *p, pg__sim_gpu *g, char *k, char *v, unsigned *seen) 
         if (non_negative(p, k, v, &g->kernel_us))
             return -1;
     } else if (!strcmp(k, "sm_threads")) {
-        if (positive(p, k, v, &g->sm_threads) || g->sm_threads != (int)g->sm_threads)
-            return FAIL(p, "sm_threads=%s is not a positive whole number", v);
+        if (whole(p, k, v, 1 << 20, &g->sm_threads))
+            return -1;
     } else if (!strcmp(k, "max_threads")) {
-        if (positive(p, k, v, &x) || x != (uint32_t)x)
-            return FAIL(p, "max_threads=%s is not a positive whole number", v);
+        if (whole(p, k, v, 4294967295.0, &x))
+            return -1;
         i->max_threads_per_block = (uint32_t)x;
     } else if (!strcmp(k, "max_block")) {
         return dim3(p, k, v, &i->max_block);
@@ -240,8 +267,9 @@ static int parse_gpu_type(parser *p, char **w, int n) {
 
 static int parse_gpus(parser *p, char **w, int n) {
     double count;
-    if (n != 3 || pg__sim_number(w[1], &count) || count < 1 || count != (int)count)
-        return FAIL(p, "expected: gpus COUNT TYPE");
+    if (n != 3 || pg__sim_number(w[1], &count) || count < 1 || count > 1e6 || count != (int)count)
+        return FAIL(p, "expected: gpus COUNT TYPE (COUNT a whole number from 1 to %d)",
+                    PG_MAX_DEVICES);
     const gpu_type *ty = NULL;
     for (int i = 0; i < p->ntypes; i++)
         if (!strcmp(p->types[i].id, w[2]))

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 static uint64_t chain_time(void) {
-    pg_runtime *rt = test_runtime_on("sim:h200x1,host_time=0", NULL, NULL);
+    pg_runtime *rt = test_runtime_on("sim:h200x1,host_time=0,compute=none", NULL, NULL);
     pg_kernel *k = test_kernel(rt, "add1", NULL);
     pg_array *x = test_array(rt, 1 << 20), *y = test_array(rt, 1 << 20);
     uint64_t t0 = 0, t1 = 0;

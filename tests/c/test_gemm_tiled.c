@@ -11,9 +11,11 @@
 
 #include "core/gemm_plan.h"
 #include "core/internal.h"
+#include "devices/host/host_inject.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Deterministic values in [-1, 1). */
 static double val(uint64_t i, uint64_t seed) {
@@ -511,7 +513,99 @@ static void edp_with_power(void) {
     free(got);
 }
 
+/* Under device_memory_limit: A, B and C whole (224 KiB here) do not fit 200 KiB, so each tile
+ * takes a copy of its rows of op(A) (a view of A would take all of A's buffer); the result is
+ * right, transposed too. A tile that cannot fit (C whole asked for) is refused naming what did
+ * not fit; so is a limit B and C alone exceed. A tile whose launch fails says why (the cause is
+ * not lost to the views freed after it). */
+static void memory_limit(void) {
+    enum { M = 256, K = 128, N = 64 };
+    double *a = malloc(sizeof(double) * M * K), *at = malloc(sizeof(double) * M * K),
+           *b = malloc(sizeof(double) * K * N), *c = malloc(sizeof(double) * M * N),
+           *got = malloc(sizeof(double) * M * N);
+    for (int i = 0; i < M * K; i++)
+        a[i] = val((uint64_t)i, 11);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < K; j++)
+            at[j * M + i] = a[i * K + j];
+    for (int i = 0; i < K * N; i++)
+        b[i] = val((uint64_t)i, 12);
+    gemm_ref(M, N, K, 0, 0, 1.0, a, b, 0.0, c);
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = "host:2";
+    o.device_memory_limit = 200 << 10;
+    pg_runtime *rt = NULL;
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    for (int ta = 0; ta < 2; ta++)
+        for (int64_t tile = 0; tile <= 8; tile += 8) {
+            pg_array *A = ta ? matrix(rt, PG_FLOAT32, K, M, at) : matrix(rt, PG_FLOAT32, M, K, a);
+            pg_array *B = matrix(rt, PG_FLOAT32, K, N, b);
+            int64_t shape[2] = {M, N};
+            pg_array *C = NULL;
+            REQUIRE_OK(pg_array_new(rt, PG_FLOAT32, 2, shape, &C));
+            pg_gemm_options g;
+            pg_gemm_options_init(&g);
+            g.trans_a = ta;
+            g.tile = tile;
+            pg_gemm_report r;
+            CHECK_OK(pg_linalg_gemm(rt, A, B, C, &g, &r));
+            CHECK(r.tiles > 1);
+            get(C, PG_FLOAT32, got, M * N);
+            int bad = 0;
+            for (int i = 0; i < M * N; i++)
+                bad += fabs(got[i] - c[i]) > 1e-3;
+            if (bad)
+                fprintf(stderr, "memory_limit: trans_a %d tile %lld: %d wrong elements\n", ta,
+                        (long long)tile, bad);
+            CHECK(bad == 0);
+            if (!ta && tile == 8) {
+                g.tile = M; /* one tile: A, B and C whole */
+                CHECK_MSG(pg_linalg_gemm(rt, A, B, C, &g, NULL), PG_ERROR_OUT_OF_MEMORY,
+                          "a tile of 256 rows (the tile asked for) needs 229376 bytes, more than "
+                          "the 204800 bytes device 0 holds");
+                g.tile = 8;
+                /* A tile's launch fails (a device allocation): its cause is in the message. */
+                pg__inject_ops_arm(PG__INJ_DEV_ALLOC, 1);
+                pg_status st = pg_linalg_gemm(rt, A, B, C, &g, NULL);
+                pg__inject_ops_disarm();
+                CHECK(st != PG_OK);
+                if (st != PG_OK) {
+                    CHECK(strstr(pg_last_error(), "tile 0 of 32") != NULL);
+                    if (!strstr(pg_last_error(), "tile 0 of 32 (rows 0 to 8) on device 0 (the "
+                                                 "tiles before it were issued): ") ||
+                        strlen(strstr(pg_last_error(), "were issued): ")) < 20) {
+                        fprintf(stderr, "memory_limit: no cause in '%s'\n", pg_last_error());
+                        CHECK(0);
+                    }
+                }
+                CHECK_OK(pg_runtime_sync(rt));
+            }
+            CHECK_OK(pg_array_free(A));
+            CHECK_OK(pg_array_free(B));
+            CHECK_OK(pg_array_free(C));
+        }
+    CHECK_OK(pg_runtime_free(rt));
+    o.device_memory_limit = 90 << 10; /* B and C alone take 96 KiB */
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    pg_array *A = matrix(rt, PG_FLOAT32, M, K, a), *B = matrix(rt, PG_FLOAT32, K, N, b);
+    int64_t shape[2] = {M, N};
+    pg_array *C = NULL;
+    REQUIRE_OK(pg_array_new(rt, PG_FLOAT32, 2, shape, &C));
+    CHECK_MSG(pg_linalg_gemm(rt, A, B, C, NULL, NULL), PG_ERROR_OUT_OF_MEMORY,
+              "a tile takes B (128 x 64) and C (256 x 64) whole on its device");
+    CHECK_OK(pg_array_free(A)); /* the runtime is usable */
+    CHECK_OK(pg_runtime_free(rt));
+    free(a);
+    free(at);
+    free(b);
+    free(c);
+    free(got);
+}
+
 int main(void) {
+    pg__inject_ops_enable();
+    memory_limit();
     edp_with_power();
     model_choices();
     pg_runtime *rt = runtime_on("host:4");

@@ -163,6 +163,78 @@ static void one_case(const fault_case *fc, const char *devices, int dev) {
     }
 }
 
+/* After a kernel's fault nothing has seen yet, a new array's host copy (pinned memory needs a
+ * context, and the faulted one fails every call): it works (another context, or plain memory),
+ * or the error says that the GPU is unusable after an earlier fault, that CUDA keeps such
+ * faults, which kernel was running there, and what to do (issue 36: it read as if the pinned
+ * allocation had faulted). In a child of its own; 77: no GPU. */
+static int alloc_after_fault(void) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pg_runtime *rt = runtime("cuda:0");
+        if (!rt)
+            _exit(77);
+        static float host[N];
+        pg_array *x = array(rt), *y = array(rt);
+        REQUIRE_OK(pg_array_write(x, 0, N, host));
+        pg_kernel *k = NULL;
+        REQUIRE_OK(pg_kernel_new(rt, SRC, "wild", NULL, NULL, &k));
+        pg_arg args[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(16), pg_arg_int(N)};
+        want = 0;
+        CHECK_OK(pg_kernel_launch(k, dim1(N / 256), dim1(256), 0, args, 4));
+        usleep(200000); /* the kernel has faulted; nothing asked yet */
+        pg_array *u = array(rt);
+        pg_status su = pg_array_write(u, 0, N, host);
+        printf("a new array after an unseen fault: %s: %s\n", pg_status_name(su),
+               su ? pg_last_error() : "");
+        if (su != PG_OK)
+            CHECK(su == PG_ERROR_DEVICE && strstr(pg_last_error(), "unusable for the rest") &&
+                  strstr(pg_last_error(), "sticky") && strstr(pg_last_error(), "'wild'") &&
+                  strstr(pg_last_error(), "restart the process"));
+        fflush(stdout);
+        _exit(pg_check_failures ? 1 : 0);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* A fork() child of a process that initialised CUDA cannot use CUDA: its runtime on a GPU is
+ * refused saying so, and what to do (spawn, a fresh process). In a child of its own, so that
+ * this process stays free of CUDA for the cases' children; 77: no GPU. */
+static int fork_after_cuda(void) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        pg_runtime *rt = runtime("cuda:0");
+        if (!rt)
+            _exit(77);
+        REQUIRE_OK(pg_runtime_free(rt));
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            pg_runtime *rt2 = runtime("cuda:0");
+            printf("a runtime on a GPU in a fork() child: %s\n",
+                   rt2 ? "made (unexpected)" : pg_last_error());
+            CHECK(!rt2 && strstr(pg_last_error(), "fork() child") &&
+                  strstr(pg_last_error(), "cannot be used in a forked child") &&
+                  strstr(pg_last_error(), "'spawn'"));
+            fflush(stdout);
+            _exit(pg_check_failures ? 1 : 0);
+        }
+        int st = 0;
+        if (child < 0 || waitpid(child, &st, 0) < 0)
+            _exit(1);
+        _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0)
+        return 1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 /* Each case in a child process (see one_case); 77 from a child: no GPU. */
 static int run_child(int i, int all_gpus) {
     fflush(stdout);
@@ -196,6 +268,15 @@ static int run_child(int i, int all_gpus) {
 int main(void) {
     pg_device_policy pol = {.choose = pick_device};
     REQUIRE_OK(pg_policy_register("gpu-fault-test", &pol));
+    int rf = fork_after_cuda(), ra = alloc_after_fault();
+    if (rf && rf != 77) {
+        fprintf(stderr, "fork after CUDA: child exit %d\n", rf);
+        pg_check_failures++;
+    }
+    if (ra && ra != 77) {
+        fprintf(stderr, "a new array after an unseen fault: child exit %d\n", ra);
+        pg_check_failures++;
+    }
     const char *only = getenv("PG_FAULT_CASE");
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         if (only && strcmp(only, CASES[i].kernel))

@@ -115,7 +115,7 @@ static void test_chain(void) {
     write_file(profile, "# test profile\n"
                         "model,add1,NVIDIA H200,bytes,50000,0.001\n"
                         "model,scale,*,threads,10000,1\n");
-    snprintf(spec, sizeof spec, "sim:h200x4-nv18,host_time=0,profile=%s", profile);
+    snprintf(spec, sizeof spec, "sim:h200x4-nv18,host_time=0,compute=none,profile=%s", profile);
     pg_runtime *rt = sim_runtime(spec, NULL);
     enum { N = 1 << 20 };
     /* Both arrays get their GPU buffers (zero-filled there) before the first kernel, so the
@@ -187,7 +187,8 @@ static int device_of(pg_array *a) {
  * changes a later choice. Bytes over the pairs without NVLink, and the virtual makespan. */
 static void dgx1_workload(const char *policy, uint64_t *pcie_bytes, uint64_t *nvlink_bytes,
                           double *makespan_ns) {
-    pg_runtime *rt = sim_runtime("sim:dgx1-v100,host_time=0", policy);
+    /* timing only: 48 arrays of 64 MiB would be 3 GiB of host memory with compute=cpu */
+    pg_runtime *rt = sim_runtime("sim:dgx1-v100,host_time=0,compute=none", policy);
     enum { N = 16 << 20 }; /* 64 MiB each */
     pg_kernel *init = NULL, *sum3 = NULL;
     REQUIRE_OK(pg_kernel_new(rt, SUM3_SRC, "init", "out float *y, float v, int n", NULL, &init));
@@ -361,17 +362,52 @@ static void test_compute(void) {
     CHECK(k[0]->device != k[1]->device && st.bytes_moved > 2 * N * 4);
     CHECK_OK(pg_runtime_free(rt));
 
-    /* Without compute the values are not computed (timing only): reads give what the host last
-     * held, here zeros. */
+    /* By default the values are computed too: a newcomer's sim:MACHINE reads what the kernels
+     * made (it used to read zeros). */
     rt = sim_runtime("sim:pcie-4gpu,host_time=0", NULL);
     add1 = test_kernel(rt, "add1", NULL);
     x = test_array(rt, N);
     y = test_array(rt, N);
+    CHECK_OK(pg_array_write(x, 0, N, in));
     pg_arg d[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(N)};
     CHECK_OK(pg_kernel_launch(add1, dim1((N + 255) / 256), dim1(256), 0, d, 3));
     float v = -1;
     CHECK_OK(pg_array_read(y, 10, 1, &v));
-    CHECK(v == 0.0f);
+    CHECK(v == 11.0f);
+    CHECK_OK(pg_runtime_free(rt));
+
+    /* compute=none (timing only): a read of what devices made is refused, naming the option,
+     * and the runtime goes on; what the host wrote reads back; a whole overwrite from the host
+     * makes the array readable again. */
+    rt = sim_runtime("sim:pcie-4gpu,host_time=0,compute=none", NULL);
+    add1 = test_kernel(rt, "add1", NULL);
+    x = test_array(rt, N);
+    y = test_array(rt, N);
+    CHECK_OK(pg_array_write(x, 0, N, in));
+    pg_arg e[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(N)};
+    CHECK_OK(pg_kernel_launch(add1, dim1((N + 255) / 256), dim1(256), 0, e, 3));
+    v = -1;
+    CHECK_MSG(pg_array_read(y, 10, 1, &v), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK(strstr(pg_last_error(), "compute=cpu") != NULL);
+    CHECK(v == -1.0f);
+    void *p = NULL;
+    CHECK_MSG(pg_array_map(y, PG_ACCESS_IN, &p), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_MSG(pg_array_map(y, PG_ACCESS_INOUT, &p), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_OK(pg_array_read(x, 10, 1, &v)); /* the host's own value */
+    CHECK(v == 10.0f);
+    pg_array *yv = NULL; /* a view's rows: cut from what devices made, refused alike */
+    REQUIRE_OK(pg_array_slice(y, 8, 16, &yv));
+    CHECK_MSG(pg_array_read(yv, 0, 1, &v), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_MSG(pg_array_read(y, 20, 1, &v), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_OK(pg_array_free(yv));
+    CHECK_OK(pg_array_write(y, 0, 1, in)); /* a partial write: allowed, the rest still not */
+    CHECK_MSG(pg_array_read(y, 0, 1, &v), PG_ERROR_UNSUPPORTED, "compute=none");
+    CHECK_OK(pg_array_write(y, 0, N, in)); /* all of it: the host's value now */
+    CHECK_OK(pg_array_read(y, 10, 1, &v));
+    CHECK(v == 10.0f);
+    CHECK_OK(pg_array_map(y, PG_ACCESS_OUT, &p));
+    CHECK_OK(pg_array_unmap(y));
+    CHECK_OK(pg_runtime_sync(rt));
     CHECK_OK(pg_runtime_free(rt));
 }
 
@@ -381,7 +417,7 @@ static void test_compute(void) {
 static void test_graph_and_pressure(void) {
     pg_options o;
     pg_options_init(&o);
-    o.devices = "sim:pcie-4gpu,host_time=0";
+    o.devices = "sim:pcie-4gpu,host_time=0,compute=none"; /* evictions of values not computed */
     REQUIRE_OK(pg_options_set(&o, "device_memory_limit", "9M"));
     pg_runtime *rt = NULL;
     REQUIRE_OK(pg_runtime_new(&o, &rt));
@@ -484,6 +520,76 @@ static void test_threads(void) {
     CHECK_OK(pg_runtime_free(rt));
 }
 
+/* Values that overflow or stall virtual time are refused when the machine is read, naming the
+ * field and the line: before, launch_us=1e308 made the first launch never return, and
+ * memory_gbps=1e-300 or a link latency of 1e300 a kernel that never ended. An alarm bounds the
+ * test should one open and hang. */
+static void test_topology_ranges(void) {
+    static const struct {
+        const char *host, *gpu, *link, *needle;
+    } cases[] = {
+        {"host launch_us=1e308\n", "", "10 1", "big.topo:1: launch_us=1e308 is out of range"},
+        {"host memory_gbps=1e-300\n", "", "10 1", ":1: memory_gbps=1e-300 is out of range"},
+        {"host copy_us=1e300\n", "", "10 1", ":1: copy_us=1e300 is out of range"},
+        {"host graph_node_ns=1e300\n", "", "10 1", ":1: graph_node_ns=1e300 is out of range"},
+        {"host dma_gbps=1e-300\n", "", "10 1", ":1: dma_gbps=1e-300 is out of range"},
+        {"", " kernel_us=1e300", "10 1", ":2: kernel_us=1e300 is out of range"},
+        {"", " memory_gbps=1e-300", "10 1", ":2: memory_gbps=1e-300 is out of range"},
+        {"", " sms=1e300", "10 1", ":2: sms=1e300 is not a whole number from 1 to"},
+        {"", "", "10 1e300", ":4: latency=1e300 is out of range"},
+        {"", "", "1e-300 1", ":4: bandwidth=1e-300 is out of range"},
+        {"", "", "10 1 duplex=1e-300", ":4: duplex=1e-300 is out of range"},
+    };
+    alarm(120);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[400], text[600], spec[500];
+        snprintf(path, sizeof path, "%s/big.topo", tmpdir);
+        /* line 1: host (or blank); 2: the gpu type; 3: gpus; 4: the link */
+        snprintf(text, sizeof text,
+                 "%s\ngpu_type g name=G memory=1G cc=8.0 sms=10 memory_gbps=100%s\ngpus 1 g\n"
+                 "link gpu0 host %s\n",
+                 cases[i].host[0] ? cases[i].host : "# host defaults", cases[i].gpu, cases[i].link);
+        /* "%s\n" after a host line that ends in \n would shift the lines: drop one */
+        char *nn = strstr(text, "\n\n");
+        if (nn)
+            memmove(nn, nn + 1, strlen(nn + 1) + 1);
+        write_file(path, text);
+        snprintf(spec, sizeof spec, "sim:%s,host_time=0", path);
+        pg_options o;
+        pg_options_init(&o);
+        o.devices = spec;
+        pg_runtime *rt = NULL;
+        pg_status st = pg_runtime_new(&o, &rt);
+        CHECK(st == PG_ERROR_ARGUMENT);
+        if (!strstr(pg_last_error(), cases[i].needle)) {
+            fprintf(stderr, "topology %zu: message '%s' lacks '%s'\n", i, pg_last_error(),
+                    cases[i].needle);
+            pg_check_failures++;
+        }
+        if (st == PG_OK) { /* what used to hang: a launch and a sync */
+            pg_kernel *fill = test_kernel(rt, "fill", NULL);
+            pg_array *a = test_array(rt, 1024);
+            pg_arg f[] = {pg_arg_array(a), pg_arg_float(1), pg_arg_int(1024)};
+            CHECK_OK(pg_kernel_launch(fill, dim1(4), dim1(256), 0, f, 3));
+            CHECK_OK(pg_runtime_sync(rt));
+            CHECK_OK(pg_runtime_free(rt));
+        }
+    }
+    /* The profile's durations and the host's time scale likewise. */
+    char profile[400], spec[600];
+    snprintf(profile, sizeof profile, "%s/big.csv", tmpdir);
+    write_file(profile, "model,fill,NVIDIA H200,bytes,1e300,0\n");
+    snprintf(spec, sizeof spec, "sim:h200x1,host_time=0,profile=%s", profile);
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = spec;
+    pg_runtime *rt = NULL;
+    CHECK_MSG(pg_runtime_new(&o, &rt), PG_ERROR_ARGUMENT, "a_ns '1e300'");
+    o.devices = "sim:h200x1,host_time=1e300";
+    CHECK_MSG(pg_runtime_new(&o, &rt), PG_ERROR_ARGUMENT, "host_time '1e300' is not a number");
+    alarm(0);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "%s/pg-sim-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -491,6 +597,7 @@ int main(void) {
         perror("mkdtemp");
         return 1;
     }
+    test_topology_ranges();
     test_presets();
     test_chain();
     test_policies();

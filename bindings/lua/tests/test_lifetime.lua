@@ -30,6 +30,21 @@ return {
         T.raises(function() return escaped[1] end, "freed")
     end},
 
+    {"<close> on a runtime left on an error: the script's error, and the runtime closed",
+     function()
+        local escaped
+        local ok, err = pcall(function()
+            local r <close> = T.runtime()
+            escaped = r
+            error("boom")
+        end)
+        T.eq(ok, false, "the error propagates")
+        T.truthy(tostring(err):find("boom", 1, true), "the error is boom, not " .. tostring(err))
+        T.truthy(tostring(escaped):find("closed", 1, true), "the runtime is closed: " ..
+                 tostring(escaped))
+        T.raises(function() escaped:array("float32", 8) end, "closed")
+    end},
+
     {"<close> on kernels and runtimes", function()
         local kk, r2
         do

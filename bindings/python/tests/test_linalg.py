@@ -162,3 +162,29 @@ def test_tiled_gemm_bad_keywords(rt):
     r = pg.linalg.gemm(rt, big, b, bc, tile=4, report=True)  # still usable
     assert r.tiles == 25
     np.testing.assert_array_equal(bc.to_numpy(), np.zeros((100, 5), np.float32))
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+def test_tiled_gemm_under_memory_limit(trans_a):
+    """A, B and C whole (224 KiB) exceed a 200 KiB device_memory_limit: each tile takes a copy
+    of its own rows of op(A) (a view of A would take all of A's buffer on the device), and the
+    result is right; a tile that cannot fit, or B and C alone over the limit, say what did not
+    fit."""
+    rng = np.random.default_rng(5)
+    a_np = rng.standard_normal((256, 128)).astype(np.float32)
+    b_np = rng.standard_normal((128, 64)).astype(np.float32)
+    with pg.Runtime(device_memory_limit="200K") as rt:
+        a = rt.asarray(a_np.T.copy() if trans_a else a_np)
+        b = rt.asarray(b_np)
+        c = rt.array("float32", (256, 64))
+        for tile in (None, 8):
+            r = pg.linalg.gemm(rt, a, b, c, trans_a=trans_a, tile=tile, report=True)
+            assert r.tiles > 1
+            np.testing.assert_allclose(c.to_numpy(), a_np @ b_np, rtol=1e-4, atol=1e-4)
+        with pytest.raises(pg.OutOfMemoryError, match="a tile of 256 rows .* needs 229376 bytes"):
+            pg.linalg.gemm(rt, a, b, c, trans_a=trans_a, tile=256)
+    with pg.Runtime(device_memory_limit="90K") as rt:
+        a, b, c = rt.asarray(a_np), rt.asarray(b_np), rt.array("float32", (256, 64))
+        with pytest.raises(pg.OutOfMemoryError, match=r"B \(128 x 64\) and C \(256 x 64\) whole"):
+            pg.linalg.gemm(rt, a, b, c)
+        assert rt.array("float32", 4).to_numpy().tolist() == [0, 0, 0, 0]  # still usable

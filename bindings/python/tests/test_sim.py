@@ -24,8 +24,26 @@ def test_sim_dgx1_runs_a_script():
         kernels = [e for e in rt.timeline() if e.kind == "kernel"]
         assert len(kernels) == 8 and all(e.timed and e.end > e.start for e in kernels)
         assert {e.device for e in kernels} == set(range(8))  # one per simulated GPU
-        # Timing only by default: the values are not computed.
         assert rt.stats()["kernels"] == 8
+        # The values are computed by default (on the CPU, in the simulator's own time).
+        np.testing.assert_array_equal(ys[5].to_numpy(), np.arange(n, dtype=np.float32) + 1)
+
+
+def test_sim_timing_only_refuses_reads():
+    """compute=none times the work without doing it: reading what devices made raises, naming
+    the option, and the runtime goes on; what the host wrote reads back."""
+    n = 1000
+    with pg.Runtime(devices="sim:h200x4-nv18,compute=none,host_time=0") as rt:
+        add1 = rt.kernel(SRC, "add1")
+        x = rt.asarray(np.arange(n, dtype=np.float32))
+        y = rt.array("float32", n)
+        add1((n + 255) // 256, 256)(y, x, n)
+        for read in (lambda: y[3], y.to_numpy, y.tolist, lambda: memoryview(y)):
+            with pytest.raises(pg.UnsupportedError, match="compute=none.*compute=cpu"):
+                read()
+        assert x[3] == 3.0
+        y.copy_from(np.ones(n, dtype=np.float32))  # the host's value now
+        assert y[3] == 1.0
 
 
 def test_sim_compute_cpu_gives_values():
