@@ -412,6 +412,7 @@ static int merge_pair(pg__runtime *rt, pg__array *r, int i, int strict, pg__comp
     }
     a->view_ends = p->view_ends;
     a->valid = m.valid;
+    a->uncomputed = p->uncomputed | q->uncomputed; /* simulated values nobody computed */
     a->owner = p->owner;
     a->rank_stale = p->rank_stale;
     a->rank_version = p->rank_version;
@@ -458,6 +459,7 @@ static int unpiece(pg__runtime *rt, pg__array *r) {
     memset(&p->hist, 0, sizeof p->hist);
     r->lost = p->lost;
     p->lost = NULL;
+    r->uncomputed = p->uncomputed;
     r->owner = p->owner;
     r->rank_stale = p->rank_stale;
     r->rank_version = p->rank_version;
