@@ -74,28 +74,48 @@ static pg_status keep(pg__runtime *rt, pg__comp *c, int dev, void *buf) {
     return PG_OK;
 }
 
-/* "parameter 1 (y) of kernel 'fill': a view, rows [0, 8) of array 3, 32 bytes" */
+/* "parameter 1 (y) of kernel 'fill': a view, rows [0, 8) of array 3, 32 bytes"; a part of a
+ * split launch: "the range its blocks declare, rows [...)" */
 static void label(const pg__comp *c, int i, const pg__array *p, uint64_t elems, char *out,
                   size_t cap) {
     const pg__array *r = p->store;
     uint64_t row = r->shape[0] > 0 ? r->size / (uint64_t)r->shape[0] : 1;
     const char *name = c->kernel->params[i].name;
-    snprintf(
-        out, cap,
-        "parameter %d (%s) of kernel '%s': a view, rows [%llu, %llu) of array %llu, %llu bytes",
-        i + 1, name[0] ? name : "?", c->kernel->name, (unsigned long long)(p->off / row),
-        (unsigned long long)((p->off + elems) / row), (unsigned long long)p->id,
-        (unsigned long long)(elems * pg_dtype_size(p->dtype)));
+    snprintf(out, cap,
+             "parameter %d (%s) of kernel '%s': %s, rows [%llu, %llu) of array %llu, %llu bytes",
+             i + 1, name[0] ? name : "?", c->kernel->name,
+             c->block_count ? "the range its blocks declare (split launch)" : "a view",
+             (unsigned long long)(p->off / row), (unsigned long long)((p->off + elems) / row),
+             (unsigned long long)p->id, (unsigned long long)(elems * pg_dtype_size(p->dtype)));
+}
+
+/* The launch itself: a part of a split launch (core/split.c) runs its range of blocks, each
+ * array pointer moved back from its range's first element to the argument's (shift). */
+static pg_status run(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn, const uint64_t *shift) {
+    int n = c->nslots;
+    if (!c->block_count)
+        return rt->ops->launch(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots, n,
+                               c->timed ? &c->timing : NULL);
+    uint64_t slots[PG__MAX_PARAMS];
+    for (int i = 0; i < n; i++)
+        slots[i] = c->slots[i] - (c->slot_arg[i] >= 0 ? shift[i] : 0);
+    return rt->ops->launch_range(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, slots, n,
+                                 c->block_first, c->block_count, c->timed ? &c->timing : NULL);
 }
 
 pg_status pg__bounds_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn, void **buf) {
     int dev = s->device, n = c->nslots, any = 0;
-    uint64_t elems[PG__MAX_PARAMS];
+    uint64_t elems[PG__MAX_PARAMS], shift[PG__MAX_PARAMS];
     void *orig[PG__MAX_PARAMS], *own[PG__MAX_PARAMS];
     reap(rt, 0);
-    for (int i = 0; i < n; i++) { /* the slots hold each view parameter's elements until now */
+    /* The slots hold each view parameter's elements until now; a part of a split launch, each
+     * array parameter's range (its declared block range: what the part may touch). */
+    for (int i = 0; i < n; i++) {
         elems[i] = c->slot_arg[i] >= 0 ? c->slots[i] : 0;
         orig[i] = c->slot_arg[i] >= 0 ? buf[c->slot_arg[i]] : NULL;
+        shift[i] = c->slot_shift && c->slot_arg[i] >= 0
+                       ? c->slot_shift[i] * pg_dtype_size(c->args[c->slot_arg[i]].array->dtype)
+                       : 0;
         own[i] = NULL;
         if (c->slot_arg[i] >= 0)
             c->slots[i] = (uint64_t)(uintptr_t)orig[i];
@@ -120,10 +140,11 @@ pg_status pg__bounds_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *f
     for (int i = 0; i < n; i++)
         any |= elems[i] != 0;
     if (!any || rt->dev[dev].info.kind != PG_DEVICE_CPU) {
-        if (rt->cap)
+        if (rt->cap && !c->block_count)
             pg__plan_note_launch(rt, c, s, fn);
-        return rt->ops->launch(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots, n,
-                               c->timed ? &c->timing : NULL);
+        else if (rt->cap)
+            pg__plan_note_broken(rt);
+        return run(rt, c, s, fn, shift);
     }
     if (rt->cap) /* a plan would keep buffers freed after this launch */
         pg__plan_note_broken(rt);
@@ -153,8 +174,7 @@ pg_status pg__bounds_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *f
         c->slots[i] = (uint64_t)(uintptr_t)own[i];
     }
     if (!st)
-        st = rt->ops->launch(rt->b, s->b, fn, c->grid, c->block, c->shared_mem, c->slots, n,
-                             c->timed ? &c->timing : NULL);
+        st = run(rt, c, s, fn, shift);
     for (int i = 0; !st && i < n; i++) {
         int first = elems[i] != 0, out = 0;
         for (int j = 0; j < i && first; j++)

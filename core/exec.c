@@ -196,7 +196,8 @@ typedef struct launch_ctx {
 
 static pg_status launch_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *ctx) {
     launch_ctx *l = ctx;
-    if (__builtin_expect(rt->opt.check_bounds, 0) && !c->kernel->is_task && !c->kernel->chunked)
+    if (__builtin_expect(rt->opt.check_bounds, 0) && !c->kernel->is_task &&
+        (!c->kernel->chunked || c->block_count)) /* a split part counts no chunks */
         return pg__bounds_launch(rt, c, s, l->fn, l->buf); /* views in buffers of their own */
     for (int i = 0; i < c->nslots; i++)
         if (c->slot_arg[i] >= 0)

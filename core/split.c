@@ -176,6 +176,7 @@ static pg_status make_part(pg__runtime *rt, const pg__comp *c, int dev, uint64_t
             q = pg__array_piece_at(r, q->off + q->size);
         }
         p->slot_arg[s] = (int8_t)first;
+        p->slots[s] = hi - lo; /* check=bounds: the range is what the part may touch */
     }
     pg__carg *dst = NULL;
     if (!st) {

@@ -20,6 +20,8 @@ static const char *SRC =
     "  int r = blockIdx.y * 4 + threadIdx.y; if (r >= rows) return;\n"
     "  for (int c = threadIdx.x; c < cols; c += blockDim.x) out[r * cols + c] = m[r * cols + c] * "
     "(float)(r + 1); }\n"
+    "extern \"C\" __global__ void liar(float *y, int n) {\n" /* writes the next block's */
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x + blockDim.x; if (i < n) y[i] = 1.0f; }\n"
     "extern \"C\" __global__ void total(float *s, const float *x, int n) {\n"
     "  if (blockIdx.x == 0 && threadIdx.x == 0) { float t = 0; for (int i = 0; i < n; i++) t += "
     "x[i]; s[0] = t; } }\n";
@@ -235,7 +237,39 @@ static void test_on_gpus(const char *devices) {
     }
 }
 
+/* check=bounds: a part may touch only the range its blocks declare; a kernel whose writes
+ * break its annotation fails naming the parameter and the range. */
+static void test_bounds(void) {
+    pg_options o;
+    pg_options_init(&o);
+    o.devices = "host:4";
+    o.check = "bounds";
+    pg_runtime *rt = NULL;
+    REQUIRE_OK(pg_runtime_new(&o, &rt));
+    pg_kernel *saxpy = kern(rt, "saxpy",
+                            "inout(chunks=blocks) float *y, in(chunks=blocks) const float *x, "
+                            "float a, int n");
+    pg_array *x = arr(rt, N, 1), *y = arr(rt, N, 0);
+    pg_arg sa[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_float(2), pg_arg_int(N)};
+    CHECK_OK(pg_kernel_launch(saxpy, dim1((N + T - 1) / T), dim1(T), 0, sa, 4));
+    float v = 0;
+    CHECK_OK(pg_array_read(y, N - 1, 1, &v));
+    CHECK(v == 2.0f * (1 + (float)((N - 1) % 97) * 0.5f) + (float)((N - 1) % 97) * 0.5f);
+    CHECK(kernel_devices(rt, "saxpy") == 0xf);
+    pg_kernel *liar = kern(rt, "liar", "out(chunks=blocks) float *y, int n");
+    pg_array *z = arr(rt, N, 0);
+    pg_arg la[] = {pg_arg_array(z), pg_arg_int(N)};
+    pg_status st = pg_kernel_launch(liar, dim1((N + T - 1) / T), dim1(T), 0, la, 2);
+    if (st == PG_OK)
+        st = pg_runtime_sync(rt);
+    CHECK(st != PG_OK);
+    CHECK(strstr(pg_last_error(), "out of bounds") != NULL);
+    CHECK(strstr(pg_last_error(), "range its blocks declare") != NULL);
+    pg_runtime_free(rt);
+}
+
 int main(void) {
+    test_bounds();
     const char *gpus = getenv("PG_TEST_DEVICES");
     if (gpus && *gpus && strncmp(gpus, "host", 4) != 0)
         test_on_gpus(gpus);
