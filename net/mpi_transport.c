@@ -14,6 +14,7 @@
 #endif
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct pg__net {
     MPI_Comm comm;
@@ -130,7 +131,8 @@ static pg_status post(pg__net *n, void *buf, size_t bytes, int peer, int tag, in
     if (!r)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     int rc = send ? MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, n->comm, &r->r)
-                  : MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, n->comm, &r->r);
+                  : MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer < 0 ? MPI_ANY_SOURCE : peer, tag,
+                              n->comm, &r->r);
     if (rc != MPI_SUCCESS) {
         pg__free(r);
         return mpi_error(rc, send ? "MPI_Isend" : "MPI_Irecv");
@@ -167,6 +169,44 @@ pg_status pg__net_test(pg__net_req *r, int *done) {
     if (flag)
         pg__free(r);
     return PG_OK;
+}
+
+pg_status pg__net_iprobe(pg__net *n, int peer, int tag, int *found, size_t *bytes) {
+    MPI_Status status;
+    int rc = MPI_Iprobe(peer, tag, n->comm, found, &status);
+    if (rc != MPI_SUCCESS) {
+        *found = 0;
+        return mpi_error(rc, "MPI_Iprobe");
+    }
+    int count = 0;
+    if (*found)
+        MPI_Get_count(&status, MPI_BYTE, &count);
+    *bytes = (size_t)count;
+    return PG_OK;
+}
+
+pg_status pg__net_recv(pg__net *n, void *buf, size_t bytes, int peer, int tag) {
+    int rc = MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, tag, n->comm, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? PG_OK : mpi_error(rc, "MPI_Recv");
+}
+
+void pg__net_cancel(pg__net_req *r) {
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) {
+        MPI_Cancel(&r->r);
+        MPI_Wait(&r->r, MPI_STATUS_IGNORE);
+    }
+    pg__free(r);
+}
+
+void pg__net_abort(int code) {
+    int inited = 0, fin = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&fin);
+    if (inited && !fin)
+        MPI_Abort(MPI_COMM_WORLD, code);
+    _exit(code); /* MPI is gone: this process at least */
 }
 
 int pg__net_cuda_aware(void) {

@@ -44,3 +44,23 @@ pg_status pg__net_test(pg__net_req *r, int *done) {
 int pg__net_cuda_aware(void) {
     return 0;
 }
+
+pg_status pg__net_iprobe(pg__net *n, int peer, int tag, int *found, size_t *bytes) {
+    (void)n, (void)peer, (void)tag;
+    *found = 0;
+    *bytes = 0;
+    return pg__error(PG_ERROR_UNSUPPORTED, "no transport (built without MPI)");
+}
+
+pg_status pg__net_recv(pg__net *n, void *buf, size_t bytes, int peer, int tag) {
+    (void)n, (void)buf, (void)bytes, (void)peer, (void)tag;
+    return pg__error(PG_ERROR_UNSUPPORTED, "no transport (built without MPI)");
+}
+
+void pg__net_cancel(pg__net_req *r) {
+    (void)r;
+}
+
+void pg__net_abort(int code) {
+    (void)code;
+}
