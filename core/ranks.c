@@ -340,6 +340,8 @@ static pg_status peer_failures(pg__ranks *r, int src, int closing) {
         set_broken(r, msg);
         return pg__error(PG_ERROR_STATE, "%s", msg);
     }
+    if (closing) /* a peer waiting for this rank learns it from the close notice */
+        return PG_OK;
     for (int x = 0; r->nwaits && x < r->nranks; x++) {
         rpeer *q = &r->peers[x];
         if (!q->waits)
