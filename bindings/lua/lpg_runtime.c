@@ -92,6 +92,23 @@ static int rt_close(lua_State *L) {
     return 0;
 }
 
+/* `local rt <close> = ...` left by an error: on several ranks the others would wait for this
+ * one, so the error ends every rank (pg_ranks_abort), as MPI's contract has it. */
+static int rt_close_scope(lua_State *L) {
+    if (!lua_isnil(L, 2) && pg_ranks_active()) {
+        const char *msg = luaL_tolstring(L, 2, NULL);
+        char why[1024];
+        snprintf(why, sizeof why, "uncaught Lua error: %s", msg ? msg : "?");
+        fprintf(stderr, "%s\n", msg ? msg : "?");
+        pg_ranks_abort(1, why);
+    }
+    lpg_runtime *r = luaL_checkudata(L, 1, LPG_RUNTIME_MT);
+    pg_status st = close_runtime(r, UINT64_MAX);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    return 0;
+}
+
 /* Nobody waits for a collected runtime (or the end of the script): a kernel that never ends
  * must not hang the interpreter, so it waits at most PG_CLOSE_TIMEOUT seconds (10). */
 static int rt_gc(lua_State *L) {
@@ -396,7 +413,7 @@ const luaL_Reg *lpg_runtime_methods(void) {
 void lpg_runtime_register(lua_State *L) {
     static const luaL_Reg meta[] = {
         {"__gc", rt_gc},
-        {"__close", rt_close},
+        {"__close", rt_close_scope},
         {"__tostring", rt_tostring},
         {NULL, NULL},
     };
