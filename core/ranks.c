@@ -96,6 +96,7 @@ struct pg__ranks {
     int nwaits;            /* peers whose CTRL_WAIT is not answered */
     char *broken;          /* why the ranks no longer agree: every later operation fails */
     int ended;             /* the close protocol ran (pg_runtime_free or the exit) */
+    uint64_t timeout_ns;   /* PG_RANKS_TIMEOUT: the last resort for a receive (0: none) */
     pg__net_req *ctrl_req; /* the posted receive of notices */
     ctrl_msg ctrl_in;
     rpeer *peers;
@@ -437,6 +438,9 @@ pg_status pg__ranks_open(pg__runtime *rt, int *local_rank, int *local_size) {
     r->rank = rank;
     r->nranks = size;
     r->min_closed = UINT64_MAX;
+    const char *tmo = getenv("PG_RANKS_TIMEOUT");
+    double tmo_s = tmo && *tmo ? atof(tmo) : 0;
+    r->timeout_ns = tmo_s > 0 && tmo_s < 1e9 ? (uint64_t)(tmo_s * 1e9) : 0;
     rt->ranks = r;
     rt->rank = rank;
     rt->nranks = size;
@@ -467,6 +471,10 @@ static void end_ranks(pg__ranks *r, const char *cause) {
         return;
     }
     r->ended = 1;
+    if (!pg__net_usable()) { /* the program finalised MPI itself: nobody to tell */
+        pthread_mutex_unlock(&r->mu);
+        return;
+    }
     char why[2 * WHAT], last[WHAT];
     describe(&r->cur, r->seq, last, sizeof last);
     snprintf(why, sizeof why, "%s, after its %s", cause, last);
@@ -648,7 +656,20 @@ static pg_status recv_poll(void *ctx, int *done) {
     }
     if (!st && !found)
         st = peer_failures(r, w->src, 0);
-    if (!st && !found && !w->noticed && pg__now_ns() - w->t0 > WAIT_NOTICE_NS) {
+    uint64_t waited = pg__now_ns() - w->t0;
+    if (!st && !found && r->timeout_ns && waited > r->timeout_ns) {
+        char mine[WHAT], msg[3 * WHAT + 200];
+        describe(&r->cur, r->seq, mine, sizeof mine);
+        snprintf(msg, sizeof msg,
+                 "rank %d waits at its %s for a value from rank %d, which has sent nothing for "
+                 "%.0f s (PG_RANKS_TIMEOUT) and said nothing of where it is: it may run another "
+                 "program, or be stuck outside polygpu",
+                 r->rank, mine, w->src, (double)waited / 1e9);
+        notice(r, w->src, CTRL_DIVERGED, r->seq, 0, msg);
+        set_broken(r, msg);
+        st = pg__error(PG_ERROR_TIMEOUT, "%s", msg);
+    }
+    if (!st && !found && !w->noticed && waited > WAIT_NOTICE_NS) {
         char mine[WHAT];
         describe(&r->cur, r->seq, mine, sizeof mine);
         notice(r, w->src, CTRL_WAIT, r->seq, 0, mine);

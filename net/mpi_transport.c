@@ -200,6 +200,13 @@ void pg__net_cancel(pg__net_req *r) {
     pg__free(r);
 }
 
+int pg__net_usable(void) {
+    int inited = 0, fin = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&fin);
+    return inited && !fin;
+}
+
 void pg__net_abort(int code) {
     int inited = 0, fin = 0;
     MPI_Initialized(&inited);

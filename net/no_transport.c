@@ -64,3 +64,7 @@ void pg__net_cancel(pg__net_req *r) {
 void pg__net_abort(int code) {
     (void)code;
 }
+
+int pg__net_usable(void) {
+    return 0;
+}

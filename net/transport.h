@@ -52,6 +52,9 @@ pg_status pg__net_iprobe(pg__net *n, int peer, int tag, int *found, size_t *byte
 pg_status pg__net_recv(pg__net *n, void *buf, size_t bytes, int peer, int tag);
 /* Give up request r (a receive that will never match): cancelled and freed. */
 void pg__net_cancel(pg__net_req *r);
+/* Can messages still be sent (MPI initialised and not yet finalised: a program's own MPI,
+ * mpi4py's, may finalise it before polygpu's exit handler runs)? */
+int pg__net_usable(void);
 /* End every process of the run now, with exit status `code` (MPI_Abort): a rank that failed
  * ends the job rather than leave the others waiting. Returns only without a transport. */
 void pg__net_abort(int code);

@@ -7,13 +7,16 @@
  *   abort    rank 1 calls pg_ranks_abort while rank 0 waits for its value
  *   close    rank 1 frees its runtime early while rank 0 waits for its value
  *   extra    rank 1 makes one more array, then both read an array of rank 0
- *   readone  only rank 0 reads an array of rank 1, then both read an array of rank 0 */
+ *   readone  only rank 0 reads an array of rank 1, then both read an array of rank 0
+ *   stuck    rank 1 sleeps outside polygpu while rank 0 waits for its value: the last resort,
+ *            PG_RANKS_TIMEOUT (the test sets 2 s) */
 #include "polygpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <string.h>
+#include <unistd.h>
 
 #define M 64
 
@@ -59,6 +62,8 @@ int main(int argc, char **argv) {
         }
         if (!strcmp(c, "abort"))
             pg_ranks_abort(2, "rank 1 gives up: no input file (the test's failure)");
+        if (!strcmp(c, "stuck"))
+            sleep(60);
         if (!strcmp(c, "close")) {
             TRY(pg_runtime_free(rt));
             return 0;
