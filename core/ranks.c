@@ -633,31 +633,59 @@ typedef struct recv_wait {
     int src, noticed;
     size_t bytes;
     uint64_t t0;
+    char *buf;        /* the message, once matched */
+    pg__net_req *req; /* its receive in flight */
 } recv_wait;
 
-/* A receive's wait: done when the next message from src is there (one an interrupted receive
- * gave up is taken and dropped); fails when the peers say it will never come. */
+/* A receive's wait: match the next message from src (one an interrupted receive gave up is
+ * received into a buffer of its own and dropped), then wait for its bytes; fails when the
+ * peers say it will never come. The runtime's lock is not held: a large message may take the
+ * sender's progress. */
 static pg_status recv_poll(void *ctx, int *done) {
     recv_wait *w = ctx;
     pg__ranks *r = w->r;
     pthread_mutex_lock(&r->mu);
     sends_progress(r);
     ctrl_progress(r);
+    pg_status st = PG_OK;
     int found = 0;
-    pg_status st = pg__net_iprobe(r->net, w->src, TAG_DATA, &found, &w->bytes);
-    while (!st && found && r->peers[w->src].discard) {
-        char *junk = pg__malloc(w->bytes ? w->bytes : 1);
-        st = junk ? pg__net_recv(r->net, junk, w->bytes, w->src, TAG_DATA)
-                  : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-        pg__free(junk);
-        r->peers[w->src].discard--;
+    while (!w->req && !st) {
+        pg__net_msg *m = NULL;
+        if ((st = pg__net_improbe(r->net, w->src, TAG_DATA, &found, &w->bytes, &m)) || !found)
+            break;
+        int drop = r->peers[w->src].discard > 0;
+        char *buf = pg__malloc(w->bytes > sizeof(msg_hdr) ? w->bytes : sizeof(msg_hdr));
+        pg__net_req *req = NULL;
+        st = buf ? sends_room(r) : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
         if (!st)
-            st = pg__net_iprobe(r->net, w->src, TAG_DATA, &found, &w->bytes);
+            st = pg__net_imrecv(m, buf, w->bytes, &req);
+        else
+            (void)pg__net_imrecv(m, NULL, 0, &req), req = NULL; /* received into nothing */
+        if (st) {
+            pg__free(buf);
+            break;
+        }
+        if (drop) { /* freed when it has come, as a send's staging copy is */
+            r->peers[w->src].discard--;
+            r->sends[r->nsends++] = (pg__rsend){req, buf};
+            continue;
+        }
+        w->buf = buf;
+        w->req = req;
     }
-    if (!st && !found)
+    int complete = 0;
+    if (!st && w->req) {
+        st = pg__net_test(w->req, &complete);
+        if (st || complete)
+            w->req = NULL;
+        *done = complete;
+        pthread_mutex_unlock(&r->mu);
+        return st;
+    }
+    if (!st)
         st = peer_failures(r, w->src, 0);
     uint64_t waited = pg__now_ns() - w->t0;
-    if (!st && !found && r->timeout_ns && waited > r->timeout_ns) {
+    if (!st && r->timeout_ns && waited > r->timeout_ns) {
         char mine[WHAT], msg[3 * WHAT + 200];
         describe(&r->cur, r->seq, mine, sizeof mine);
         snprintf(msg, sizeof msg,
@@ -669,14 +697,14 @@ static pg_status recv_poll(void *ctx, int *done) {
         set_broken(r, msg);
         st = pg__error(PG_ERROR_TIMEOUT, "%s", msg);
     }
-    if (!st && !found && !w->noticed && waited > WAIT_NOTICE_NS) {
+    if (!st && !w->noticed && waited > WAIT_NOTICE_NS) {
         char mine[WHAT];
         describe(&r->cur, r->seq, mine, sizeof mine);
         notice(r, w->src, CTRL_WAIT, r->seq, 0, mine);
         w->noticed = 1;
     }
     pthread_mutex_unlock(&r->mu);
-    *done = found;
+    *done = 0;
     return st;
 }
 
@@ -686,20 +714,21 @@ static pg_status recv_poll(void *ctx, int *done) {
  * stale copy). */
 static pg_status recv_piece(pg__runtime *rt, pg__array *p, int src) {
     pg__ranks *r = rt->ranks;
-    recv_wait w = {r, src, 0, 0, pg__now_ns()};
+    recv_wait w = {r, src, 0, 0, pg__now_ns(), NULL, NULL};
     pthread_mutex_lock(&r->mu);
     r->blocked = 1;
     pthread_mutex_unlock(&r->mu);
     pg_status st = pg__wait_poll(rt, recv_poll, &w);
     pthread_mutex_lock(&r->mu);
     r->blocked = 0;
-    if (st == PG_ERROR_TIMEOUT || st == PG_ERROR_INTERRUPTED)
+    char *buf = w.buf;
+    if (w.req) { /* interrupted with the message on its way: it goes when it has come */
+        if (sends_room(r) == PG_OK)
+            r->sends[r->nsends++] = (pg__rsend){w.req, buf};
+        buf = NULL; /* (out of memory: the buffer stays with MPI) */
+    } else if (!buf && (st == PG_ERROR_TIMEOUT || st == PG_ERROR_INTERRUPTED)) {
         r->peers[src].discard++; /* its message, when it comes, is not this rank's next one */
-    char *buf = NULL;
-    if (!st && !(buf = pg__malloc(w.bytes > sizeof(msg_hdr) ? w.bytes : sizeof(msg_hdr))))
-        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (!st)
-        st = pg__net_recv(r->net, buf, w.bytes, src, TAG_DATA);
+    }
     if (!st) {
         msg_hdr *h = (msg_hdr *)buf;
         h->what[sizeof h->what - 1] = 0;

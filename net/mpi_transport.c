@@ -171,23 +171,52 @@ pg_status pg__net_test(pg__net_req *r, int *done) {
     return PG_OK;
 }
 
-pg_status pg__net_iprobe(pg__net *n, int peer, int tag, int *found, size_t *bytes) {
+struct pg__net_msg {
+    MPI_Message m;
+};
+
+pg_status pg__net_improbe(pg__net *n, int peer, int tag, int *found, size_t *bytes,
+                          pg__net_msg **msg) {
     MPI_Status status;
-    int rc = MPI_Iprobe(peer, tag, n->comm, found, &status);
+    MPI_Message m;
+    *found = 0;
+    *bytes = 0;
+    int rc = MPI_Improbe(peer, tag, n->comm, found, &m, &status);
     if (rc != MPI_SUCCESS) {
         *found = 0;
-        return mpi_error(rc, "MPI_Iprobe");
+        return mpi_error(rc, "MPI_Improbe");
     }
+    if (!*found)
+        return PG_OK;
     int count = 0;
-    if (*found)
-        MPI_Get_count(&status, MPI_BYTE, &count);
+    MPI_Get_count(&status, MPI_BYTE, &count);
     *bytes = (size_t)count;
+    pg__net_msg *out = pg__malloc(sizeof *out);
+    if (!out) { /* the message must still be received: into nothing, then report */
+        MPI_Mrecv(NULL, 0, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+        *found = 0;
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    out->m = m;
+    *msg = out;
     return PG_OK;
 }
 
-pg_status pg__net_recv(pg__net *n, void *buf, size_t bytes, int peer, int tag) {
-    int rc = MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, tag, n->comm, MPI_STATUS_IGNORE);
-    return rc == MPI_SUCCESS ? PG_OK : mpi_error(rc, "MPI_Recv");
+pg_status pg__net_imrecv(pg__net_msg *msg, void *buf, size_t bytes, pg__net_req **out) {
+    pg__net_req *r = pg__malloc(sizeof *r);
+    if (!r) {
+        MPI_Mrecv(NULL, 0, MPI_BYTE, &msg->m, MPI_STATUS_IGNORE);
+        pg__free(msg);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    int rc = MPI_Imrecv(buf, (int)bytes, MPI_BYTE, &msg->m, &r->r);
+    pg__free(msg);
+    if (rc != MPI_SUCCESS) {
+        pg__free(r);
+        return mpi_error(rc, "MPI_Imrecv");
+    }
+    *out = r;
+    return PG_OK;
 }
 
 void pg__net_cancel(pg__net_req *r) {

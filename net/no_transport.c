@@ -45,15 +45,16 @@ int pg__net_cuda_aware(void) {
     return 0;
 }
 
-pg_status pg__net_iprobe(pg__net *n, int peer, int tag, int *found, size_t *bytes) {
-    (void)n, (void)peer, (void)tag;
+pg_status pg__net_improbe(pg__net *n, int peer, int tag, int *found, size_t *bytes,
+                          pg__net_msg **msg) {
+    (void)n, (void)peer, (void)tag, (void)msg;
     *found = 0;
     *bytes = 0;
     return pg__error(PG_ERROR_UNSUPPORTED, "no transport (built without MPI)");
 }
 
-pg_status pg__net_recv(pg__net *n, void *buf, size_t bytes, int peer, int tag) {
-    (void)n, (void)buf, (void)bytes, (void)peer, (void)tag;
+pg_status pg__net_imrecv(pg__net_msg *msg, void *buf, size_t bytes, pg__net_req **out) {
+    (void)msg, (void)buf, (void)bytes, (void)out;
     return pg__error(PG_ERROR_UNSUPPORTED, "no transport (built without MPI)");
 }
 

@@ -45,11 +45,15 @@ pg_status pg__net_irecv(pg__net *n, void *buf, size_t bytes, int peer, int tag, 
  * error with the message set (r freed too). */
 pg_status pg__net_test(pg__net_req *r, int *done);
 
-/* Is a message from `peer` with `tag` waiting to be received? *bytes: its size. A receive of
- * a message of unknown size (the receiver checks its header before trusting its length). */
-pg_status pg__net_iprobe(pg__net *n, int peer, int tag, int *found, size_t *bytes);
-/* Receive the message pg__net_iprobe found (blocking only for its bytes). */
-pg_status pg__net_recv(pg__net *n, void *buf, size_t bytes, int peer, int tag);
+/* Is a message from `peer` with `tag` waiting to be received? Then *msg is it, taken out of
+ * matching, and *bytes its size: a receive of a message of unknown size (the receiver checks
+ * its header before trusting its length), posted by pg__net_imrecv. */
+typedef struct pg__net_msg pg__net_msg;
+pg_status pg__net_improbe(pg__net *n, int peer, int tag, int *found, size_t *bytes,
+                          pg__net_msg **msg);
+/* Receive the message pg__net_improbe found into buf (bytes: its size); complete by
+ * pg__net_test. msg is used up. */
+pg_status pg__net_imrecv(pg__net_msg *msg, void *buf, size_t bytes, pg__net_req **out);
 /* Give up request r (a receive that will never match): cancelled and freed. */
 void pg__net_cancel(pg__net_req *r);
 /* Can messages still be sent (MPI initialised and not yet finalised: a program's own MPI,
