@@ -192,7 +192,7 @@ JNIEXPORT jboolean JNICALL Java_polygpu_Native_ranksActive(JNIEnv *env, jclass c
 
 /* An uncaught exception on one of several ranks (Runtime's handler): end every rank. */
 JNIEXPORT void JNICALL Java_polygpu_Native_ranksAbort(JNIEnv *env, jclass cls, jint code,
-                                                     jbyteArray why) {
+                                                      jbyteArray why) {
     char msg[1024] = "uncaught exception";
     if (why) {
         jsize n = (*env)->GetArrayLength(env, why);
