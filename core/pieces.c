@@ -176,6 +176,11 @@ static pg_status first_piece(pg__runtime *rt, pg__array *r) {
         r->fresh = 0;
     }
     p->valid = r->valid;
+    /* and its ranks' state (core/ranks.c): a root written from the host on every rank is
+     * current on its owner only, and owner= was given to the root */
+    p->owner = r->owner;
+    p->rank_stale = r->rank_stale;
+    p->rank_version = r->rank_version;
     memcpy(p->ready, r->ready, sizeof p->ready);
     memset(r->ready, 0, sizeof r->ready);
     p->hist = r->hist;

@@ -437,6 +437,16 @@ pg_status pg_array_owner(pg_array *a, int *owner);
  * i * nranks / n. For pg_array_owner_set over the views of a split, so that split(n) spreads
  * an array over the ranks the same way in every binding. */
 int pg_rank_block_owner(int i, int n, int nranks);
+/* A failed rank ends the job: print "polygpu: rank R of N: <why>: ending every rank" on stderr
+ * and end every process of the run with exit status `code` (MPI_Abort), when this process runs
+ * a runtime on several ranks; otherwise return doing nothing. For a C program's own failure
+ * paths (an error it does not survive), as MPI's contract has it: the other ranks would wait
+ * for this one. The bindings call it on an uncaught exception. Without it, a process that
+ * exits (or frees its runtime) on one rank only still ends the job: the others learn it from
+ * the runtime's close and fail, naming this rank. */
+void pg_ranks_abort(int code, const char *why);
+/* 1 when this process runs (or ran) a runtime on several ranks. */
+int pg_ranks_active(void);
 
 /* ---------------------------------------------------------------- kernels */
 

@@ -14,6 +14,7 @@
 #endif
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct pg__net {
     MPI_Comm comm;
@@ -130,7 +131,8 @@ static pg_status post(pg__net *n, void *buf, size_t bytes, int peer, int tag, in
     if (!r)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     int rc = send ? MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, n->comm, &r->r)
-                  : MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, n->comm, &r->r);
+                  : MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer < 0 ? MPI_ANY_SOURCE : peer, tag,
+                              n->comm, &r->r);
     if (rc != MPI_SUCCESS) {
         pg__free(r);
         return mpi_error(rc, send ? "MPI_Isend" : "MPI_Irecv");
@@ -167,6 +169,80 @@ pg_status pg__net_test(pg__net_req *r, int *done) {
     if (flag)
         pg__free(r);
     return PG_OK;
+}
+
+struct pg__net_msg {
+    MPI_Message m;
+};
+
+pg_status pg__net_improbe(pg__net *n, int peer, int tag, int *found, size_t *bytes,
+                          pg__net_msg **msg) {
+    MPI_Status status;
+    MPI_Message m;
+    *found = 0;
+    *bytes = 0;
+    int rc = MPI_Improbe(peer, tag, n->comm, found, &m, &status);
+    if (rc != MPI_SUCCESS) {
+        *found = 0;
+        return mpi_error(rc, "MPI_Improbe");
+    }
+    if (!*found)
+        return PG_OK;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    *bytes = (size_t)count;
+    pg__net_msg *out = pg__malloc(sizeof *out);
+    if (!out) { /* the message must still be received: into nothing, then report */
+        MPI_Mrecv(NULL, 0, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+        *found = 0;
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    out->m = m;
+    *msg = out;
+    return PG_OK;
+}
+
+pg_status pg__net_imrecv(pg__net_msg *msg, void *buf, size_t bytes, pg__net_req **out) {
+    pg__net_req *r = pg__malloc(sizeof *r);
+    if (!r) {
+        MPI_Mrecv(NULL, 0, MPI_BYTE, &msg->m, MPI_STATUS_IGNORE);
+        pg__free(msg);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    int rc = MPI_Imrecv(buf, (int)bytes, MPI_BYTE, &msg->m, &r->r);
+    pg__free(msg);
+    if (rc != MPI_SUCCESS) {
+        pg__free(r);
+        return mpi_error(rc, "MPI_Imrecv");
+    }
+    *out = r;
+    return PG_OK;
+}
+
+void pg__net_cancel(pg__net_req *r) {
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) {
+        MPI_Cancel(&r->r);
+        MPI_Wait(&r->r, MPI_STATUS_IGNORE);
+    }
+    pg__free(r);
+}
+
+int pg__net_usable(void) {
+    int inited = 0, fin = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&fin);
+    return inited && !fin;
+}
+
+void pg__net_abort(int code) {
+    int inited = 0, fin = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&fin);
+    if (inited && !fin)
+        MPI_Abort(MPI_COMM_WORLD, code);
+    _exit(code); /* MPI is gone: this process at least */
 }
 
 int pg__net_cuda_aware(void) {

@@ -44,3 +44,28 @@ pg_status pg__net_test(pg__net_req *r, int *done) {
 int pg__net_cuda_aware(void) {
     return 0;
 }
+
+pg_status pg__net_improbe(pg__net *n, int peer, int tag, int *found, size_t *bytes,
+                          pg__net_msg **msg) {
+    (void)n, (void)peer, (void)tag, (void)msg;
+    *found = 0;
+    *bytes = 0;
+    return pg__error(PG_ERROR_UNSUPPORTED, "no transport (built without MPI)");
+}
+
+pg_status pg__net_imrecv(pg__net_msg *msg, void *buf, size_t bytes, pg__net_req **out) {
+    (void)msg, (void)buf, (void)bytes, (void)out;
+    return pg__error(PG_ERROR_UNSUPPORTED, "no transport (built without MPI)");
+}
+
+void pg__net_cancel(pg__net_req *r) {
+    (void)r;
+}
+
+void pg__net_abort(int code) {
+    (void)code;
+}
+
+int pg__net_usable(void) {
+    return 0;
+}

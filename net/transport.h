@@ -34,8 +34,9 @@ int pg__net_available(void);
 pg_status pg__net_open(pg__net **out, int *rank, int *size);
 void pg__net_close(pg__net *n); /* every request must be complete */
 
-/* Nonblocking point-to-point: the bytes of buf to/from rank `peer`, matched by tag (0 ..
- * pg__net_tag_max). Messages between two ranks with one tag arrive in the order posted. */
+/* Nonblocking point-to-point: the bytes of buf to/from rank `peer` (a receive: -1, any rank),
+ * matched by tag (0 .. pg__net_tag_max). Messages between two ranks with one tag arrive in the
+ * order posted. */
 int pg__net_tag_max(const pg__net *n);
 pg_status pg__net_isend(pg__net *n, const void *buf, size_t bytes, int peer, int tag,
                         pg__net_req **out);
@@ -43,6 +44,24 @@ pg_status pg__net_irecv(pg__net *n, void *buf, size_t bytes, int peer, int tag, 
 /* 1 when r is complete (then it is freed and must not be used again), 0 while in flight; an
  * error with the message set (r freed too). */
 pg_status pg__net_test(pg__net_req *r, int *done);
+
+/* Is a message from `peer` with `tag` waiting to be received? Then *msg is it, taken out of
+ * matching, and *bytes its size: a receive of a message of unknown size (the receiver checks
+ * its header before trusting its length), posted by pg__net_imrecv. */
+typedef struct pg__net_msg pg__net_msg;
+pg_status pg__net_improbe(pg__net *n, int peer, int tag, int *found, size_t *bytes,
+                          pg__net_msg **msg);
+/* Receive the message pg__net_improbe found into buf (bytes: its size); complete by
+ * pg__net_test. msg is used up. */
+pg_status pg__net_imrecv(pg__net_msg *msg, void *buf, size_t bytes, pg__net_req **out);
+/* Give up request r (a receive that will never match): cancelled and freed. */
+void pg__net_cancel(pg__net_req *r);
+/* Can messages still be sent (MPI initialised and not yet finalised: a program's own MPI,
+ * mpi4py's, may finalise it before polygpu's exit handler runs)? */
+int pg__net_usable(void);
+/* End every process of the run now, with exit status `code` (MPI_Abort): a rank that failed
+ * ends the job rather than leave the others waiting. Returns only without a transport. */
+void pg__net_abort(int code);
 
 /* Can device pointers be passed to the calls above (a CUDA-aware MPI)? 0 without a transport. */
 int pg__net_cuda_aware(void);

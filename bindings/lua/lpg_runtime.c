@@ -130,6 +130,15 @@ static int rt_gc(lua_State *L) {
  * raising here would replace it, so that close waits as the collector's does and its failure
  * goes to stderr. */
 static int rt_close_scope(lua_State *L) {
+    /* On several ranks the others would wait for this one: the error ends every rank
+     * (pg_ranks_abort), as MPI's contract has it. */
+    if (!lua_isnoneornil(L, 2) && pg_ranks_active()) {
+        const char *msg = luaL_tolstring(L, 2, NULL);
+        char why[1024];
+        snprintf(why, sizeof why, "uncaught Lua error: %s", msg ? msg : "?");
+        fprintf(stderr, "%s\n", msg ? msg : "?");
+        pg_ranks_abort(1, why);
+    }
     lpg_runtime *r = luaL_checkudata(L, 1, LPG_RUNTIME_MT);
     if (lua_isnoneornil(L, 2)) {
         pg_status st = close_runtime(r, UINT64_MAX);

@@ -84,5 +84,8 @@ int main(void) {
     gpus(2, 3, 4, "2");
     gpus(3, 4, 2, "1"); /* more ranks than GPUs: shared, in turn */
     gpus(0, 2, 0, "");
+    /* Single-process, pg_ranks_abort returns doing nothing: there is no job to end. */
+    CHECK(!pg_ranks_active());
+    pg_ranks_abort(3, "not on several ranks: nothing to end");
     CHECK_DONE();
 }

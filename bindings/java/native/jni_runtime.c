@@ -186,6 +186,24 @@ JNIEXPORT jint JNICALL Java_polygpu_Native_rankBlockOwner(JNIEnv *env, jclass cl
     return pg_rank_block_owner(i, n, nranks);
 }
 
+JNIEXPORT jboolean JNICALL Java_polygpu_Native_ranksActive(JNIEnv *env, jclass cls) {
+    return pg_ranks_active() ? JNI_TRUE : JNI_FALSE;
+}
+
+/* An uncaught exception on one of several ranks (Runtime's handler): end every rank. */
+JNIEXPORT void JNICALL Java_polygpu_Native_ranksAbort(JNIEnv *env, jclass cls, jint code,
+                                                      jbyteArray why) {
+    char msg[1024] = "uncaught exception";
+    if (why) {
+        jsize n = (*env)->GetArrayLength(env, why);
+        if (n > (jsize)sizeof msg - 1)
+            n = (jsize)sizeof msg - 1;
+        (*env)->GetByteArrayRegion(env, why, 0, n, (jbyte *)msg);
+        msg[n] = 0;
+    }
+    pg_ranks_abort(code, msg);
+}
+
 /* Per device, in a long[]: id, kind, memory, major, minor, multiprocessors, max threads per
  * block, max block x y z, max grid x y z, max shared memory per block (Runtime.devices reads
  * them in this order). */

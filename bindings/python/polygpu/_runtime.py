@@ -1,6 +1,8 @@
 """The Runtime class: the C runtime plus the DAG helpers and documentation."""
 
 import os
+import sys
+import traceback
 
 from . import _polygpu
 from ._display import DAG, Timeline
@@ -234,6 +236,13 @@ class Runtime(_polygpu.Runtime):
                 "export_dag: unknown format %r: expected 'dot' or 'json'" % (format,))
         self._export_dag(_DAG_FORMATS[format.lower()], path)
 
+    def __exit__(self, exc_type, exc, tb):
+        # On several ranks an exception leaving the runtime ends every rank (the others would
+        # wait for this one): MPI's contract for an uncaught error (ARCHITECTURE.md decision 28).
+        if exc_type is not None:
+            _rank_failed(exc_type, exc, tb, printed=False)
+        return super().__exit__(exc_type, exc, tb)
+
     def __repr__(self):
         if self.closed:
             return "<polygpu.Runtime closed>"
@@ -252,3 +261,30 @@ def _dlpack_dtype_name(obj):
             return _polygpu.dtype_name(name)
         except Exception:
             return None
+
+
+def _rank_failed(exc_type, exc, tb, printed):
+    """This rank failed with an exception: on several ranks, say so and end every rank (after
+    the traceback, unless already printed); single-process, do nothing."""
+    if not _polygpu._ranks_active():
+        return
+    code = 1
+    if issubclass(exc_type, SystemExit):
+        if exc is None or exc.code in (None, 0):
+            return  # a clean exit: the other ranks close too, or learn this one closed
+        code = exc.code if isinstance(exc.code, int) else 1
+        why = "sys.exit(%r)" % (exc.code,)
+    else:
+        why = "uncaught %s: %s" % (exc_type.__name__, exc)
+    if not printed:
+        traceback.print_exception(exc_type, exc, tb)
+    sys.stderr.flush()
+    _polygpu._ranks_abort(code, why)
+
+
+def _excepthook(exc_type, exc, tb, _previous=sys.excepthook):
+    _previous(exc_type, exc, tb)
+    _rank_failed(exc_type, exc, tb, printed=True)
+
+
+sys.excepthook = _excepthook

@@ -17,7 +17,26 @@ static PyObject *mod_dtype_name(PyObject *self, PyObject *arg) {
     return PyUnicode_FromString(pg_dtype_name(t));
 }
 
+/* _ranks_active(), _ranks_abort(code, why): the hooks that end every rank when this one fails
+ * (polygpu/_runtime.py: an uncaught exception, one leaving a runtime's `with`). */
+static PyObject *mod_ranks_active(PyObject *self, PyObject *unused) {
+    (void)self, (void)unused;
+    return PyBool_FromLong(pg_ranks_active());
+}
+
+static PyObject *mod_ranks_abort(PyObject *self, PyObject *args) {
+    (void)self;
+    int code;
+    const char *why;
+    if (!PyArg_ParseTuple(args, "is:_ranks_abort", &code, &why))
+        return NULL;
+    pg_ranks_abort(code, why);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"_ranks_active", mod_ranks_active, METH_NOARGS, NULL},
+    {"_ranks_abort", mod_ranks_abort, METH_VARARGS, NULL},
     {"dtype_size", mod_dtype_size, METH_O,
      "dtype_size(dtype)\n--\n\nBytes per element of a dtype (a name, NumPy dtype, int or "
      "float)."},

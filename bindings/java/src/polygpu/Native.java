@@ -66,6 +66,10 @@ final class Native {
 
     static native int rankBlockOwner(int i, int n, int nranks);
 
+    static native boolean ranksActive();
+
+    static native void ranksAbort(int code, byte[] why);
+
     static native long runtimeClock(long rt);
 
     /**

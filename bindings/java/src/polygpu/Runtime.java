@@ -2,6 +2,7 @@ package polygpu;
 
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -437,6 +438,36 @@ public final class Runtime implements AutoCloseable {
         byte[] tr = trace == null || trace.isEmpty() ? null : Native.cstr(trace, "trace");
         state = new State(Native.runtimeNew(names, vals), tr);
         cleanable = Native.CLEANER.register(this, state);
+        if (Native.ranksActive()) {
+            RankFailure.install();
+        }
+    }
+
+    /**
+     * On several ranks an uncaught exception ends every rank (the others would wait for this
+     * one), as MPI's contract has it: the default handler prints it, then ends the job naming
+     * the rank and the exception.
+     */
+    private static final class RankFailure {
+        private static boolean installed;
+
+        static synchronized void install() {
+            if (installed) {
+                return;
+            }
+            installed = true;
+            Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
+            Thread.setDefaultUncaughtExceptionHandler((t, e) -> {
+                if (previous != null) {
+                    previous.uncaughtException(t, e);
+                } else {
+                    System.err.print("Exception in thread \"" + t.getName() + "\" ");
+                    e.printStackTrace();
+                }
+                System.err.flush();
+                Native.ranksAbort(1, ("uncaught " + e).getBytes(StandardCharsets.UTF_8));
+            });
+        }
     }
 
     /** Begins a call: the handle, with the read lock held. */
