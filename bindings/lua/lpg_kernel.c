@@ -169,6 +169,18 @@ static int kernel_params(lua_State *L) {
     return 1;
 }
 
+/* k:split(mode): "auto", "on", "off" or "default" (the runtime's option split): whether a
+ * launch runs as one part per device over ranges of its blocks (pg_kernel_split). */
+static int kernel_split(lua_State *L) {
+    lpg_kernel *k = check_kernel(L, 1);
+    const char *mode = lpg_check_cstring(L, 2, "split mode");
+    pg_status st = pg_kernel_split(k->k, mode);
+    if (st != PG_OK)
+        return lpg_fail(L, st);
+    lua_settop(L, 1);
+    return 1; /* the kernel, so that rt:kernel(...):split("on") reads as one call */
+}
+
 static int kernel_name(lua_State *L) {
     luaL_checkudata(L, 1, LPG_KERNEL_MT);
     lua_getiuservalue(L, 1, 2);
@@ -214,6 +226,7 @@ void lpg_kernel_register(lua_State *L) {
     };
     static const luaL_Reg methods[] = {
         {"params", kernel_params},
+        {"split", kernel_split},
         {"name", kernel_name},
         {"free", kernel_free},
         {NULL, NULL},

@@ -30,6 +30,18 @@ JNIEXPORT jlong JNICALL Java_polygpu_Native_kernelNew(JNIEnv *env, jclass cls, j
     return PGJ_HANDLE(k);
 }
 
+JNIEXPORT void JNICALL Java_polygpu_Native_kernelSplit(JNIEnv *env, jclass cls, jlong k,
+                                                       jbyteArray mode) {
+    int failed = 0;
+    char *m = pgj_cstr(env, mode, &failed);
+    if (!failed) {
+        pg_status st = pg_kernel_split(PGJ_PTR(pg_kernel, k), m);
+        if (st)
+            pgj_throw_status(env, st);
+    }
+    free(m);
+}
+
 JNIEXPORT void JNICALL Java_polygpu_Native_kernelFree(JNIEnv *env, jclass cls, jlong k) {
     pg_status st = pg_kernel_free(PGJ_PTR(pg_kernel, k));
     if (st)

@@ -138,6 +138,31 @@ public final class Kernel implements AutoCloseable {
         launch(grid, block, 0, args);
     }
 
+    /**
+     * Whether launches of this kernel run as one part per device, each over a contiguous range
+     * of the grid's blocks (the runtime's option {@code split}, per kernel). A kernel can be
+     * split when its signature says what each thread block writes of every array it writes,
+     * e.g. {@code "out(chunks=blocks) float *y, in(chunks=blocks) const float *x, int n"}.
+     *
+     * @param mode {@code "auto"} (split where the signature, the devices and the grid allow),
+     *     {@code "on"} (as auto, and a launch that cannot be split throws), {@code "off"}, or
+     *     {@code "default"} (the runtime's option)
+     * @return this kernel
+     * @throws ArgumentException for an unknown mode, or "on" for a kernel whose signature does not
+     *     say what its blocks write
+     */
+    public Kernel split(String mode) {
+        if (mode == null)
+            throw new ArgumentException("split mode must not be null");
+        long h = enter();
+        try {
+            Native.kernelSplit(h, mode.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } finally {
+            exit();
+        }
+        return this;
+    }
+
     private static void checkConfig(Dim3 grid, Dim3 block, long sharedMem) {
         if (grid == null || block == null)
             throw new ArgumentException("grid and block must not be null");

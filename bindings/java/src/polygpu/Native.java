@@ -140,6 +140,8 @@ final class Native {
 
     static native void kernelFree(long k);
 
+    static native void kernelSplit(long k, byte[] mode);
+
     /** The tiled GEMM (pg_linalg_gemm); the report's layout is in jni_linalg.c. */
     static native double[] linalgGemm(long rt, long a, long b, long c, double alpha, double beta,
             boolean transA, boolean transB, int devices, long tile, int metric);
