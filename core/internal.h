@@ -154,6 +154,7 @@ struct pg__comp {
      * first element of the pieces bound (NULL: none; owned) */
     uint64_t block_first, block_count;
     uint64_t *slot_shift;
+    int part, parts; /* 1..parts: which part (the DAG shows one call with parts); 0 0 not split */
     /* copy */
     int copy_src, copy_dst; /* locations */
     uint64_t copy_bytes;

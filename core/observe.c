@@ -51,6 +51,8 @@ pg_status pg__dag_record(pg__runtime *rt, pg__comp *c, const char *name) {
         return PG_ERROR_OUT_OF_MEMORY;
     r->kind = kind_of(c->kind);
     strncpy(r->name, name, sizeof r->name - 1); /* the slot was cleared: NUL-terminated */
+    r->part = c->part;                          /* a part of a split launch (core/split.c) */
+    r->parts = c->parts;
     r->submit_ns = pg__now_ns() - rt->epoch_ns;
     for (int i = 0; i < n; i++) {
         r->arg_ids[i] = pieces ? ids[i] : c->args[i].array->id;

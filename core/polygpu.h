@@ -893,6 +893,9 @@ typedef struct pg_dag_vertex_info {
     uint64_t bytes;
     int src, dst;
     int rank; /* the rank that ran it (0 single-process): each rank records its own work */
+    /* A part of one launch split over devices (pg_kernel_split): part 1..parts of it, each a
+     * vertex of its own with the kernel's name; 0 and 0 for anything else. */
+    int part, parts;
 } pg_dag_vertex_info;
 
 typedef enum pg_dag_format { PG_DAG_DOT = 0, PG_DAG_JSON = 1 } pg_dag_format;
@@ -915,8 +918,9 @@ pg_status pg_dag_edge_count(const pg_dag *dag, size_t *count);
 pg_status pg_dag_edge(const pg_dag *dag, size_t index, uint64_t *from, uint64_t *to);
 /* The snapshot as DOT or JSON text; free it with pg_string_free. JSON: {"vertices": [{"id",
  * "kind" ("kernel", "host_read", "host_write", "copy"), "name", "device", "stream", "args":
- * [{"array", "access" ("in", "out", "inout")}], "submit_ns", "start_ns", "end_ns", and for
- * copies "bytes", "src", "dst"}], "edges": [[from, to]]}. */
+ * [{"array", "access" ("in", "out", "inout")}], "submit_ns", "start_ns", "end_ns", for
+ * copies "bytes", "src", "dst", and for parts of a split launch "part", "parts"}], "edges":
+ * [[from, to]]}. */
 pg_status pg_dag_to_string(const pg_dag *dag, pg_dag_format format, char **out);
 
 /* A snapshot of rt's DAG written to a file, or returned as a string (free it with

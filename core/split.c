@@ -200,6 +200,7 @@ static pg_status make_part(pg__runtime *rt, const pg__comp *c, int dev, uint64_t
     p->fits = 1u << dev;
     p->block_first = b0;
     p->block_count = b1 - b0;
+    p->parts = 1; /* numbered by the caller */
     *out = p;
     return PG_OK;
 }
@@ -255,9 +256,14 @@ pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
     for (int i = 0; !st && i < parts; i++)
         st = cut_part(rt, c, nblocks * (uint64_t)i / (uint64_t)parts,
                       nblocks * (uint64_t)(i + 1) / (uint64_t)parts);
-    for (int i = 0; !st && i < parts; i++)
+    for (int i = 0; !st && i < parts; i++) {
         st = make_part(rt, c, devs[i], nblocks * (uint64_t)i / (uint64_t)parts,
                        nblocks * (uint64_t)(i + 1) / (uint64_t)parts, &pc[i]);
+        if (!st) {
+            pc[i]->part = i + 1;
+            pc[i]->parts = parts;
+        }
+    }
     for (int i = 0; !st && i < parts; i++) {
         st = pg__exec_submit(rt, pc[i]);
         if (!st && rt->opt.sync)

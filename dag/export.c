@@ -51,6 +51,8 @@ pg_status pg__dag_to_json(const pg_dag *dag, char **out) {
         if (r->kind == PG_DAG_COPY)
             pg__buf_printf(&b, ",\"bytes\":%llu,\"src\":%d,\"dst\":%d",
                            (unsigned long long)r->bytes, r->src, r->dst);
+        if (r->parts) /* one launch split over devices: which part of how many */
+            pg__buf_printf(&b, ",\"part\":%d,\"parts\":%d", r->part, r->parts);
         pg__buf_printf(&b, "}");
     }
     pg__buf_printf(&b, "],\n\"edges\":[");
@@ -83,8 +85,11 @@ pg_status pg__dag_to_dot(const pg_dag *dag, char **out) {
             snprintf(where, sizeof where, "device %d, stream %d", r->device, r->stream);
         pg__buf_printf(&b, "  n%llu [shape=%s, fillcolor=%s, label=", (unsigned long long)r->id,
                        shape, fill);
-        char label[160];
-        snprintf(label, sizeof label, "#%llu %s\n%s", (unsigned long long)r->id, r->name, where);
+        char label[192], part[32] = "";
+        if (r->parts)
+            snprintf(part, sizeof part, " (part %d/%d)", r->part, r->parts);
+        snprintf(label, sizeof label, "#%llu %s%s\n%s", (unsigned long long)r->id, r->name, part,
+                 where);
         dot_string(&b, label);
         pg__buf_printf(&b, "%s];\n", r->kind == PG_DAG_COPY ? ", style=\"filled,dashed\"" : "");
     }

@@ -27,6 +27,7 @@ typedef struct pg__record {
     uint64_t submit_ns;        /* when the script submitted it, host clock */
     uint64_t bytes;            /* copies */
     int src, dst;              /* copies: device ids or PG_HOST */
+    int part, parts;           /* a part of a launch split over devices: 1..parts; 0 0 not */
 } pg__record;
 
 /* The ring: PG_DAG_HISTORY slots, NULL when out of memory. */

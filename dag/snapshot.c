@@ -70,6 +70,8 @@ pg_status pg__records_snapshot(const pg__record *ring, uint64_t last_id,
         x->start_ns = r->start_ns;
         x->end_ns = r->end_ns;
         x->src = x->dst = PG_HOST;
+        x->part = r->part;
+        x->parts = r->parts;
         if (r->kind == PG_DAG_COPY) {
             x->bytes = r->bytes;
             x->src = r->src;

@@ -30,6 +30,10 @@ static void push_vertex(lua_State *L, const pg_dag_vertex_info *v) {
     set_int(L, "device", v->device);
     set_int(L, "stream", v->stream);
     set_int(L, "rank", v->rank); /* the rank that ran it (each rank records its own work) */
+    if (v->parts) {              /* a part of one launch split over devices */
+        set_int(L, "part", v->part);
+        set_int(L, "parts", v->parts);
+    }
     lua_createtable(L, v->nargs, 0);
     for (int i = 0; i < v->nargs; i++) {
         lua_createtable(L, 0, 2);

@@ -129,6 +129,27 @@ static void test_parts_and_halos(void) {
     CHECK_OK(pg_kernel_launch(blur, dim1(grid), dim1(T), 0, b2, 3));
     CHECK_OK(pg_runtime_sync(rt));
     CHECK(kernel_devices(rt, "blur") == 0xf); /* one part on each of the four devices */
+    { /* the DAG shows each launch as one call with parts 1..4 */
+        pg_dag *g = NULL;
+        REQUIRE_OK(pg_dag_snapshot(rt, &g));
+        size_t nv = 0;
+        CHECK_OK(pg_dag_vertex_count(g, &nv));
+        int seen = 0;
+        for (size_t i = 0; i < nv; i++) {
+            pg_dag_vertex_info v;
+            CHECK_OK(pg_dag_vertex(g, i, &v));
+            if (v.kind == PG_DAG_KERNEL) {
+                CHECK(v.parts == 4 && v.part >= 1 && v.part <= 4 && v.device == v.part - 1);
+                seen++;
+            }
+        }
+        CHECK(seen == 8);
+        char *json = NULL;
+        CHECK_OK(pg_dag_to_string(g, PG_DAG_JSON, &json));
+        CHECK(json && strstr(json, "\"part\":4,\"parts\":4"));
+        pg_string_free(json);
+        pg_dag_free(g);
+    }
     pg_stats before, after;
     CHECK_OK(pg_runtime_stats(rt, &before));
     for (int r = 0; r < 10; r++) {

@@ -25,6 +25,12 @@ static PyObject *vertex_dict(const pg_dag_vertex_info *v) {
         pg_dag_kind_name(v->kind), "name", name, "device", v->device, "stream", v->stream, "rank",
         v->rank, "args", args, "submit_ns", (unsigned long long)v->submit_ns, "start_ns",
         (unsigned long long)v->start_ns, "end_ns", (unsigned long long)v->end_ns);
+    if (d && v->parts) { /* a part of one launch split over devices */
+        PyObject *c = Py_BuildValue("{s:i,s:i}", "part", v->part, "parts", v->parts);
+        if (!c || PyDict_Update(d, c) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(c);
+    }
     if (d && v->kind == PG_DAG_COPY) {
         PyObject *c = Py_BuildValue("{s:K,s:i,s:i}", "bytes", (unsigned long long)v->bytes, "src",
                                     v->src, "dst", v->dst);

@@ -31,6 +31,9 @@ def test_one_launch_runs_on_every_device():
         k(n // 256, 256)(y, x, 2.0, n)
         assert (y.to_numpy() == 2.0 * np.arange(n, dtype=np.float32) + 1).all()
         assert kernel_devices(rt, "saxpy") == [0, 1, 2, 3]
+        parts = sorted((v["part"], v["parts"]) for v in rt.dag()["vertices"]
+                       if v["name"] == "saxpy")
+        assert parts == [(1, 4), (2, 4), (3, 4), (4, 4)]  # one call, four parts
 
 
 def test_a_stencil_sweep_moves_only_halos():
