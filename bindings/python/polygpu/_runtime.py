@@ -190,7 +190,8 @@ class Runtime(_polygpu.Runtime):
         ``{"vertices": [{"id", "kind" ("kernel", "host_read", "host_write", "copy"), "name",
         "device" (-1 for the host), "stream", "rank" (the rank that ran it: each rank records
         its own work), "args": [{"array", "access"}], "submit_ns",
-        "start_ns", "end_ns"} (copies also "bytes", "src", "dst"), ...], "edges": [[from_id,
+        "start_ns", "end_ns"} (copies also "bytes", "src", "dst"; parts of one launch split
+        over devices also "part" and "parts"), ...], "edges": [[from_id,
         to_id], ...]}``, oldest vertex first: the same data and schema as the JSON export.
         ``args[i]["array"]`` is :attr:`DeviceArray.id`; an edge is an inferred dependency (a
         copy vertex sits between a producer and a consumer on another device).
