@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import traceback
 
 import numpy as np
@@ -50,18 +51,19 @@ DEFAULT_POLICY = "minmax-transfer-time"
 #: cuda-streams: CG's tuned baseline without the CUDA graph; cuda-sync: synchronous, one GPU;
 #: polygpu-elided: the polygpu Python version on a runtime made with elide_copies=True (every
 #: copy skipped: values are wrong and not validated, the time is the infinite-bandwidth bound).
-VERSIONS = ("polygpu", "polygpu-elided", "cuda", "cuda-untuned", "cuda-streams", "cuda-sync",
+VERSIONS = ("polygpu", "polygpu-split", "polygpu-elided", "cuda", "cuda-untuned", "cuda-streams", "cuda-sync",
             "cupy", "lua", "java")
 CUDA_VERSIONS = ("cuda", "cuda-untuned", "cuda-streams", "cuda-sync")
 #: versions run in this process (Python) and versions that take a device policy
-PYTHON_VERSIONS = ("polygpu", "polygpu-elided")
-POLICY_VERSIONS = ("polygpu", "polygpu-elided", "lua", "java")
+PYTHON_VERSIONS = ("polygpu", "polygpu-split", "polygpu-elided")
+POLICY_VERSIONS = ("polygpu", "polygpu-split", "polygpu-elided", "lua", "java")
 #: versions written for some benchmarks only (cuda and cuda-sync: where workloads/cuda/<name>.cu
 #: is; a variant's ONLY_VERSIONS limits it further)
 SOME_BENCH_VERSIONS = {"cupy": ("vec", "bs"), "lua": ("vec", "bs", "jacobi"),
                        "java": ("vec", "bs", "jacobi"), "cuda-streams": ("cg", "jacobi"),
                        "cuda-untuned": ("vec", "bs", "ml", "cg", "mul"),
-                       "polygpu-elided": ("jacobi", "cg-views", "mul-views")}
+                       "polygpu-elided": ("jacobi", "cg-views", "mul-views"),
+                       "polygpu-split": ("vec", "bs", "mul", "jacobi")}
 #: paper-*: the GrCUDA paper's range (its benchmark_wrapper.py), smallest, middle, largest
 PAPER_SIZES = ("paper-min", "paper-mid", "paper-max")
 SIZES = ("tiny", "small", "medium", "large") + PAPER_SIZES
@@ -496,6 +498,9 @@ def execute(plan, ctx):
         ref = reference(mod, size, ctx["ref_cache"])
         if plan.version in PYTHON_VERSIONS:
             elide = plan.version == "polygpu-elided"
+            if plan.version == "polygpu-split":  # the same harness over the whole-array class
+                mod = types.SimpleNamespace(**vars(mod))
+                mod.Polygpu = mod.PolygpuSplit
             times, sample, extra = run_polygpu(ctx["pg"], mod, size, plan.nparts, devices,
                                                plan.policy, args, elide=elide)
             simulated = devices.startswith("sim:")

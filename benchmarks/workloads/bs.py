@@ -4,6 +4,7 @@ kernel and go back to the host; nothing moves between GPUs."""
 
 import numpy as np
 
+from . import common
 from .common import (BLOCK, fmt_bytes, Workload, grid_1d, host_only, load_kernels, np_uniform,
                      partitions, sample_partitioned, to_host)
 
@@ -69,6 +70,35 @@ class Polygpu(Workload):
 
     def sample(self):
         return sample_partitioned(self.call, self.parts, self.n, SAMPLE_LIMIT)
+
+
+class PolygpuSplit(Workload):
+    """B&S written the natural way (version polygpu-split): one launch over the whole arrays,
+    split over the devices by the kernel's signature; the result prefetched to the host as its
+    parts finish."""
+
+    def __init__(self, rt, n, nparts):
+        self.rt, self.n = rt, n
+        self.ks = load_kernels(rt, "bs")
+        self.parts = [(0, n)]
+
+    def setup(self):
+        rt, ks, n = self.rt, self.ks, self.n
+        self.s, self.call = rt.array("float64", n), rt.array("float64", n)
+        self.grid = common.cdiv(n, BLOCK)
+        ks.bs_init_split(self.grid, BLOCK)(self.s, n)
+        to_host([self.s])
+
+    def prepare(self):
+        host_only([self.s])  # new prices from the host at every run
+
+    def run(self):
+        self.ks.bs_split(self.grid, BLOCK)(self.call, self.s, self.n, R, V, T, K)
+        self.call.prefetch()  # each part's range follows its part to the host
+        self.fetch([self.call])
+
+    def sample(self):
+        return sample_partitioned([self.call], self.parts, self.n, SAMPLE_LIMIT)
 
 
 def black_scholes(s):

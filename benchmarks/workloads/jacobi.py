@@ -166,6 +166,59 @@ class Polygpu(Workload):
         return np.concatenate(rows + [np.array([self.residual], dtype=np.float64)])
 
 
+class PolygpuSplit(Workload):
+    """JACOBI written the natural way (version polygpu-split): per sweep one launch over the
+    whole grids, which the runtime splits over the devices by rows (the signature: a block
+    writes its row and reads it with one halo row on each side), so only halo rows move; the
+    sweeps recorded (one recording of two sweeps, replayed) as the hand-partitioned version
+    does; per-row residuals the host adds. No views, no partitions in the script."""
+
+    def __init__(self, rt, size, nparts):
+        (self.n, self.iterations), self.rt = size, rt
+        if self.n % 16 or self.iterations % 2:
+            raise ValueError("JACOBI needs n a multiple of 16 and an even number of sweeps")
+        self.ks = load_kernels(rt, "jacobi")
+        self.record = RECORD
+        self.residual = None
+
+    def setup(self):
+        rt, n, ks = self.rt, self.n, self.ks
+        self.u = rt.array("float32", (n, n))
+        self.v = rt.array("float32", (n, n))
+        self.partial = rt.array("float64", n)
+        self.graph = None
+        if self.record:
+            with rt.record() as g:
+                self.sweep_pair()
+            self.graph = g
+
+    def sweep_pair(self):
+        """Two sweeps: u to v, then v to u."""
+        ks, n = self.ks, self.n
+        ks.jacobi_sweep_split(n, BLOCK)(self.v, self.u, n)
+        ks.jacobi_sweep_split(n, BLOCK)(self.u, self.v, n)
+
+    def run(self):
+        ks, n = self.ks, self.n
+        ks.jacobi_init_split(n, BLOCK)(self.u, n)
+        for _ in range(self.iterations // 2):
+            if self.graph:
+                self.graph()
+            else:
+                self.sweep_pair()
+        ks.jacobi_residual_split(n, BLOCK)(self.partial, self.u, self.v, n)
+        self.fetch([self.partial])
+        if not common.TIMING_ONLY:
+            view = np.asarray(self.partial)
+            self.residual = float(view.sum())
+            del view
+
+    def sample(self):
+        rows = [np.asarray(self.u[r:r + 1]).astype(np.float64).reshape(-1)
+                for r in check_rows(self.n)]
+        return np.concatenate(rows + [np.array([self.residual], dtype=np.float64)])
+
+
 # ---------------------------------------------------------------- the NumPy reference
 
 def start_rows(lo, hi, n):

@@ -71,6 +71,36 @@ class Polygpu(Workload):
         return sample_partitioned(self.z, self.parts, self.n, SAMPLE_LIMIT)
 
 
+class PolygpuSplit(Workload):
+    """MUL written the natural way (version polygpu-split): the whole matrix, one launch of the
+    product, which the runtime splits over the devices by rows (the signature: a block reads its
+    row of the matrix and all of the vector, and writes its element of z)."""
+
+    def __init__(self, rt, n, nparts):
+        self.rt, self.n = rt, n
+        self.ks = load_kernels(rt, "mul")
+        self.parts = [(0, n)]
+
+    def setup(self):
+        rt, ks, n = self.rt, self.ks, self.n
+        self.a = rt.array("float32", (n, n))
+        ks.mul_init_matrix_split(n, BLOCK)(self.a, n)
+        self.v = rt.array("float32", n)
+        ks.mul_init_vector(grid_1d(n), BLOCK)(self.v, n)
+        self.z = rt.array("float32", n)
+        to_host([self.a, self.v])
+
+    def prepare(self):
+        host_only([self.a, self.v])  # the paper rewrites the matrix and vector on the host
+
+    def run(self):
+        self.ks.mul_matvec_split(self.n, BLOCK)(self.z, self.a, self.v, self.n)
+        self.fetch([self.z])
+
+    def sample(self):
+        return sample_partitioned([self.z], self.parts, self.n, SAMPLE_LIMIT)
+
+
 def reference(n):
     """z at the sampled rows, in float64."""
     rows = sample_indices(n, SAMPLE_LIMIT)

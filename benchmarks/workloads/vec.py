@@ -77,6 +77,43 @@ class Polygpu(Workload):
         return np.array([self.value])
 
 
+class PolygpuSplit(Workload):
+    """VEC written the natural way (version polygpu-split): one launch per kernel over the
+    whole vectors, which the runtime splits over the devices by the kernels' signatures (each
+    block touches its own run of elements), and per-block partial sums the host adds — no
+    partitions in the script."""
+
+    def __init__(self, rt, n, nparts):
+        self.rt, self.n = rt, n
+        self.ks = load_kernels(rt, "vec")
+        self.parts = [(0, n)]
+
+    def setup(self):
+        rt, ks, n = self.rt, self.ks, self.n
+        self.x, self.y, self.x2, self.y2 = (rt.array("float32", n) for _ in range(4))
+        self.grid, self.grid_sum = common.cdiv(n, BLOCK), common.cdiv(n, BLOCK * 16)
+        self.partial = rt.array("float64", self.grid_sum)
+        ks.vec_init_split(self.grid, BLOCK)(self.x, self.y, n)
+        to_host([self.x, self.y])
+
+    def prepare(self):
+        host_only([self.x, self.y])  # the paper rewrites x and y on the host before each run
+
+    def run(self):
+        ks, n = self.ks, self.n
+        ks.vec_square_split(self.grid, BLOCK)(self.x2, self.x, n)
+        ks.vec_square_split(self.grid, BLOCK)(self.y2, self.y, n)
+        ks.vec_reduce_split(self.grid_sum, BLOCK)(self.partial, self.x2, self.y2, n)
+        self.fetch([self.partial])
+        if not common.TIMING_ONLY:
+            view = np.asarray(self.partial)
+            self.value = float(view.sum())
+            del view
+
+    def sample(self):
+        return np.array([self.value])
+
+
 def reference(n):
     """The exact sum (float64) of x^2 - y^2 with the squares rounded to float32 as on the
     devices."""

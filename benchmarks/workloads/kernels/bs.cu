@@ -30,3 +30,25 @@ extern "C" __global__ void bs(double *call, const double *s, int n, double r, do
         call[i] = s[i] * bs_cnd(d1) - k * discount * bs_cnd(d2);
     }
 }
+
+/* The version written the natural way (polygpu-split): one launch per kernel over the whole
+ * arrays, one element per thread, split over the devices by the signatures' block ranges. */
+
+/* polygpu: out(chunks=blocks) double *s, int n */
+extern "C" __global__ void bs_init_split(double *s, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        s[i] = 16.0 + 64.0 * (double)pgb_uniform((unsigned int)i, 3u);
+}
+
+/* polygpu: out(chunks=blocks) double *call, in(chunks=blocks) const double *s, int n, double r, double v, double t, double k */
+extern "C" __global__ void bs_split(double *call, const double *s, int n, double r, double v,
+                                   double t, double k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        double sqrt_t = sqrt(t), discount = exp(-r * t);
+        double d1 = (log(s[i] / k) + (r + 0.5 * v * v) * t) / (v * sqrt_t);
+        double d2 = d1 - v * sqrt_t;
+        call[i] = s[i] * bs_cnd(d1) - k * discount * bs_cnd(d2);
+    }
+}

@@ -75,3 +75,51 @@ extern "C" __global__ void jacobi_residual(double *partial, const float *a, cons
         for (int k = gridDim.x + threadIdx.x; k < 256; k += blockDim.x)
             partial[k] = 0.0;
 }
+
+/* The version written the natural way (polygpu-split): one launch per kernel over the whole
+ * grids, one block per row (its threads loop over the columns), each signature saying which
+ * rows a block touches — so the runtime splits each launch over the devices by ranges of rows,
+ * and a sweep after sweep moves only the halo rows between them (core/split.c). */
+
+/* polygpu: out(rows=blocks) float *u, int n */
+extern "C" __global__ void jacobi_init_split(float *u, int n) {
+    long long r = blockIdx.x;
+    for (int c = threadIdx.x; c < n; c += blockDim.x)
+        u[r * n + c] = pgb_uniform((unsigned int)(r * n + c), 9u);
+}
+
+/* polygpu: out(rows=blocks) float *dst, in(rows=blocks, halo=1) const float *src, int n */
+extern "C" __global__ void jacobi_sweep_split(float *dst, const float *src, int n) {
+    int r = blockIdx.x;
+    for (int c = threadIdx.x; c < n; c += blockDim.x) {
+        const float *s = src + (long long)r * n + c; /* element (r, c) */
+        float v;
+        if (r == 0 || r == n - 1 || c == 0 || c == n - 1)
+            v = s[0];
+        else
+            v = 0.25f * (((s[-n] + s[n]) + s[-1]) + s[1]);
+        dst[(long long)r * n + c] = v;
+    }
+}
+
+/* partial[r] = the sum over row r of (a - b)^2 in double: per-row sums the host adds. */
+/* polygpu: out(rows=blocks) double *partial, in(rows=blocks) const float *a, in(rows=blocks) const float *b, int n */
+extern "C" __global__ void jacobi_residual_split(double *partial, const float *a, const float *b,
+                                                 int n) {
+    __shared__ double s[256]; /* blockDim.x <= 256 */
+    long long r = blockIdx.x;
+    double sum = 0.0;
+    for (int c = threadIdx.x; c < n; c += blockDim.x) {
+        double d = (double)a[r * n + c] - (double)b[r * n + c];
+        sum += d * d;
+    }
+    s[threadIdx.x] = sum;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w)
+            s[threadIdx.x] += s[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        partial[r] = s[0];
+}
