@@ -280,18 +280,31 @@ static void event_free(pg__backend *b, pg__bevent *e) {
     pthread_mutex_unlock(&b->mu);
 }
 
+/* The event meant to mark s's work could not be made or recorded: nothing will track that work
+ * (the core gives the device up), yet unless the context has a kept fault it still runs, reading
+ * and writing buffers the core may free or reuse at once. Wait for it here. */
+static void untracked_work_wait(pg__backend *b, pg__bstream *s) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pg_last_error());
+    if (use(b, s->dev) == PG_OK)
+        b->cu->cuStreamSynchronize(s->s);
+    pg__error(PG_ERROR_DEVICE, "%s", why); /* the failure being reported stays the message */
+}
+
 static pg_status event_record(pg__backend *b, pg__bstream *s, pg__bevent **out) {
     pg_status st = use(b, s->dev);
     pg__bevent *e = NULL;
-    if (!st)
-        st = event_get(b, s->dev, &e);
+    if (!st && (st = event_get(b, s->dev, &e)) != PG_OK)
+        untracked_work_wait(b, s);
     if (st)
         return st;
     CUresult r = b->cu->cuEventRecord(e->e, s->s);
     if (r) {
         fault_note(b, s->dev, r);
         event_free(b, e);
-        return (pg_status)pg__cu_error(b->cu, r, "cuEventRecord");
+        st = (pg_status)pg__cu_error(b->cu, r, "cuEventRecord");
+        untracked_work_wait(b, s);
+        return st;
     }
     atomic_store(&e->err, 0);
     *out = e;
@@ -303,6 +316,11 @@ static pg_status event_record(pg__backend *b, pg__bstream *s, pg__bevent **out) 
 static void event_result(pg__backend *b, pg__bevent *e, CUresult r) {
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
         return;
+    /* An error CUDA does not keep says nothing of the work before the event, which may still
+     * run: the core, taking the event as done, would free and reuse buffers it uses. Wait for
+     * it (the error is reported all the same); after a kept fault it never runs. */
+    if (!pg__cu_sticky(r))
+        b->cu->cuEventSynchronize(e->e);
     int none = 0;
     atomic_compare_exchange_strong(&e->err, &none, r);
     fault_note(b, e->dev, r);
