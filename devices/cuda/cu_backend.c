@@ -201,7 +201,7 @@ static void host_free(pg__backend *b, void *p) {
     /* Any context frees pinned memory; a failed one refuses (it is freed with the context). */
     for (int d = 0; d < b->n; d++)
         if (!atomic_load(&b->d[d].fault) && use(b, d) == PG_OK) {
-            b->cu->cuMemFreeHost(p);
+            fault_note(b, d, b->cu->cuMemFreeHost(p));
             return;
         }
 }
@@ -218,8 +218,8 @@ static pg_status dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstream *s
 }
 
 static void dev_free(pg__backend *b, int dev, void *p) {
-    if (use(b, dev) == PG_OK)
-        b->cu->cuMemFreeAsync((CUdeviceptr)(uintptr_t)p, b->d[dev].internal);
+    if (use(b, dev) == PG_OK) /* a kept fault, seen here first, puts the device out */
+        fault_note(b, dev, b->cu->cuMemFreeAsync((CUdeviceptr)(uintptr_t)p, b->d[dev].internal));
 }
 
 static pg_status memset_zero(pg__backend *b, pg__bstream *s, void *p, size_t bytes) {
@@ -240,6 +240,7 @@ static pg_status stream_new(pg__backend *b, int dev, pg__bstream **out) {
     CUresult r = b->cu->cuStreamCreate(&s->s, CU_STREAM_NON_BLOCKING);
     if (r) {
         pg__free(s);
+        fault_note(b, dev, r);
         return (pg_status)pg__cu_error(b->cu, r, "cuStreamCreate");
     }
     s->dev = dev;
@@ -249,7 +250,7 @@ static pg_status stream_new(pg__backend *b, int dev, pg__bstream **out) {
 
 static void stream_free(pg__backend *b, pg__bstream *s) {
     if (use(b, s->dev) == PG_OK)
-        b->cu->cuStreamDestroy(s->s);
+        fault_note(b, s->dev, b->cu->cuStreamDestroy(s->s));
     pg__free(s);
 }
 
@@ -265,6 +266,7 @@ static pg_status event_get(pg__backend *b, int dev, pg__bevent **out) {
         CUresult r = b->cu->cuEventCreate(&e->e, CU_EVENT_DISABLE_TIMING);
         if (r) {
             pg__free(e);
+            fault_note(b, dev, r);
             return (pg_status)pg__cu_error(b->cu, r, "cuEventCreate");
         }
         e->dev = dev;
@@ -470,8 +472,14 @@ static pg_status load_function(pg__backend *b, cu_image *k, int i, int dev) {
     if (st)
         return st;
     CU(b->cu->cuModuleLoadData(&k->mod[dev], k->img[i].data), "cuModuleLoadData");
-    CU(b->cu->cuModuleGetFunction(&k->fn[dev], k->mod[dev], k->img[i].lowered),
-       "cuModuleGetFunction");
+    CUresult r = b->cu->cuModuleGetFunction(&k->fn[dev], k->mod[dev], k->img[i].lowered);
+    if (r) { /* the next launch loads the module again: this one must not stay behind */
+        fault_seen(b, r);
+        b->cu->cuModuleUnload(k->mod[dev]);
+        k->mod[dev] = NULL;
+        k->fn[dev] = NULL;
+        return (pg_status)pg__cu_error(b->cu, r, "cuModuleGetFunction");
+    }
     return PG_OK;
 }
 
@@ -496,7 +504,7 @@ static void kernel_free(pg__backend *b, void *image) {
     cu_image *k = image;
     for (int d = 0; d < b->n; d++)
         if (k->mod[d] && use(b, d) == PG_OK)
-            b->cu->cuModuleUnload(k->mod[d]);
+            fault_note(b, d, b->cu->cuModuleUnload(k->mod[d]));
     for (int i = 0; i < k->narchs; i++)
         pg__nvrtc_image_free(&k->img[i]);
     pg__free(k);
@@ -584,6 +592,7 @@ static pg_status flags_alloc(pg__backend *b, int dev, size_t bytes, void **out) 
             CUresult r = ns ? b->cu->cuMemAlloc(&ns->base, (size_t)SLAB_UNITS * FLAG_UNIT) : 0;
             if (!ns || r != CUDA_SUCCESS) {
                 pg__free(ns);
+                fault_note(b, dev, r);
                 pthread_mutex_unlock(&b->mu);
                 return ns ? (pg_status)pg__cu_error(b->cu, r, "cuMemAlloc (chunk flags)")
                           : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -850,6 +859,7 @@ static pg_status stream_wait_foreign(pg__backend *b, pg__bstream *s, uint64_t fo
     if (!r)
         r = b->cu->cuStreamWaitEvent(s->s, e->e, 0);
     event_free(b, e);
+    fault_note(b, s->dev, r);
     if (r)
         return (pg_status)pg__cu_error(b->cu, r, "waiting for a foreign CUDA stream");
     return PG_OK;
@@ -867,6 +877,7 @@ static pg_status foreign_wait(pg__backend *b, int dev, uint64_t waiter, uint64_t
         r = waiter ? b->cu->cuStreamWaitEvent((CUstream)(uintptr_t)waiter, e->e, 0)
                    : b->cu->cuEventSynchronize(e->e);
     event_free(b, e);
+    fault_note(b, dev, r);
     if (r)
         return (pg_status)pg__cu_error(b->cu, r, "ordering a foreign CUDA stream after polygpu's");
     return PG_OK;

@@ -344,9 +344,11 @@ static void graph_exec_unref(struct CUgraphExec_st *g) {
 static void exec_op(struct CUstream_st *s, op *o) {
     if (verbose > 2)
         fprintf(stderr, "fake CUDA: GPU %d stream %p runs op %d (%p <- %p, %zu bytes%s%s)\n",
-                s->ctx->dev, (void *)s, o->kind, o->kind == OP_KERNEL ? (void *)(uintptr_t)o->l.a[0] : o->dst,
+                s->ctx->dev, (void *)s, o->kind,
+                o->kind == OP_KERNEL ? (void *)(uintptr_t)o->l.a[0] : o->dst,
                 o->kind == OP_KERNEL ? (void *)(uintptr_t)o->l.a[1] : o->src, o->bytes,
-                o->kind == OP_KERNEL ? ", kernel " : "", o->kind == OP_KERNEL ? o->l.fn->k->name : "");
+                o->kind == OP_KERNEL ? ", kernel " : "",
+                o->kind == OP_KERNEL ? o->l.fn->k->name : "");
     switch (o->kind) {
     case OP_COPY:
         if (check_range(o->src, o->bytes, "cuMemcpyAsync (source)") &&
