@@ -630,9 +630,11 @@ static void flags_free(pg__backend *b, int dev, void *p, size_t bytes) {
     pthread_mutex_unlock(&b->mu);
 }
 
-static void flags_slabs_free(pg__backend *b, int d) {
+/* in: the device's context is current (else the context's release frees the memory). */
+static void flags_slabs_free(pg__backend *b, int d, int in) {
     for (int i = 0; i < b->flags[d].n; i++) {
-        b->cu->cuMemFree(b->flags[d].slab[i]->base);
+        if (in)
+            b->cu->cuMemFree(b->flags[d].slab[i]->base);
         pg__free(b->flags[d].slab[i]);
     }
     b->flags[d].n = 0;
@@ -812,21 +814,27 @@ static void close_backend(pg__backend *b) {
     for (int d = 0; d < b->n; d++) {
         if (!b->d[d].ctx)
             continue;
-        if (use(b, d) == PG_OK) {
-            if (b->d[d].internal) {
-                b->cu->cuStreamSynchronize(b->d[d].internal);
-                b->cu->cuStreamDestroy(b->d[d].internal);
-            }
-            if (b->d[d].epoch)
-                b->cu->cuEventDestroy(b->d[d].epoch);
-            flags_slabs_free(b, d);
-            for (pg__bevent *e = b->free_events[d], *n; e; e = n) {
-                n = e->next_free;
+        /* Outside the context (cuCtxSetCurrent failed) only the host memory is freed here: the
+         * context's release frees what the driver holds. */
+        int in = use(b, d) == PG_OK;
+        if (in && b->d[d].internal) {
+            b->cu->cuStreamSynchronize(b->d[d].internal);
+            b->cu->cuStreamDestroy(b->d[d].internal);
+        }
+        if (in && b->d[d].epoch)
+            b->cu->cuEventDestroy(b->d[d].epoch);
+        flags_slabs_free(b, d, in);
+        for (pg__bevent *e = b->free_events[d], *n; e; e = n) {
+            n = e->next_free;
+            if (in)
                 b->cu->cuEventDestroy(e->e);
-                pg__free(e);
-            }
-            while (b->nfree_timing[d])
-                b->cu->cuEventDestroy(b->free_timing[d][--b->nfree_timing[d]]);
+            pg__free(e);
+        }
+        b->free_events[d] = NULL;
+        while (b->nfree_timing[d]) {
+            CUevent e = b->free_timing[d][--b->nfree_timing[d]];
+            if (in)
+                b->cu->cuEventDestroy(e);
         }
         b->cu->cuDevicePrimaryCtxRelease(b->d[d].dev);
     }

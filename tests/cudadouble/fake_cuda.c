@@ -111,6 +111,7 @@ struct node {
 struct CUgraph_st {
     node *n;
     size_t count, cap;
+    struct CUgraph_st *next;
 };
 
 struct CUgraphNode_st {
@@ -120,7 +121,8 @@ struct CUgraphNode_st {
 struct CUgraphExec_st {
     node *n;
     size_t count;
-    int refs;
+    int refs, destroyed;
+    struct CUgraphExec_st *next;
 };
 
 enum { OP_COPY, OP_MEMSET, OP_KERNEL, OP_FREE, OP_WAIT_EVENT, OP_WAIT_VALUE, OP_RECORD, OP_GRAPH };
@@ -154,6 +156,8 @@ static struct CUstream_st *streams;
 static struct CUevent_st *events;
 static struct CUmod_st *modules;
 static alloc *allocs;
+static struct CUgraph_st *graphs;
+static struct CUgraphExec_st *execs;
 static _Thread_local struct CUctx_st *current;
 
 /* injection and checks */
@@ -335,9 +339,24 @@ static void exec_node(const node *n) {
 
 static void graph_exec_unref(struct CUgraphExec_st *g) {
     if (--g->refs == 0) {
+        for (struct CUgraphExec_st **pp = &execs; *pp; pp = &(*pp)->next)
+            if (*pp == g) {
+                *pp = g->next;
+                break;
+            }
         free(g->n);
         free(g);
     }
+}
+
+static void graph_free(CUgraph g) {
+    for (CUgraph *pp = &graphs; *pp; pp = &(*pp)->next)
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
+    free(g->n);
+    free(g);
 }
 
 /* Run o, the head of s. */
@@ -591,6 +610,26 @@ EXPORT uint64_t fake_cuda_violations(void) {
  * where nothing failed. */
 EXPORT uint64_t fake_cuda_reclaimed(void) {
     return reclaimed;
+}
+
+/* Graphs and executable graphs still alive (their destroy failed, or was never called) are
+ * freed; returns how many. */
+EXPORT uint64_t fake_cuda_graphs_reclaim(void) {
+    LOCK();
+    uint64_t n = 0;
+    for (struct CUstream_st *s = streams; s; s = s->next)
+        run_to(s, s->enq); /* queued launches hold theirs */
+    while (graphs) {
+        graph_free(graphs);
+        n++;
+    }
+    while (execs) {
+        execs->refs = 1;
+        graph_exec_unref(execs);
+        n++;
+    }
+    pthread_mutex_unlock(&mu);
+    return n;
 }
 
 /* Live objects now: device allocations, pinned host allocations, streams, events. */
@@ -1153,15 +1192,18 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
 EXPORT CUresult cuGraphCreate(CUgraph *g, unsigned flags) {
     ENTER("cuGraphCreate", K_ALLOC, NULL);
     *g = calloc(1, sizeof **g);
-    RETURN(*g ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY);
+    if (!*g)
+        RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+    (*g)->next = graphs;
+    graphs = *g;
+    RETURN(CUDA_SUCCESS);
 }
 
 EXPORT CUresult cuGraphDestroy(CUgraph g) {
     ENTER("cuGraphDestroy", K_OTHER, NULL);
     if (!g)
         RETURN(E_INVALID_HANDLE);
-    free(g->n);
-    free(g);
+    graph_free(g);
     RETURN(CUDA_SUCCESS);
 }
 
@@ -1250,6 +1292,8 @@ EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned 
         memcpy(x->n, g->n, g->count * sizeof *x->n);
     x->count = g->count;
     x->refs = 1;
+    x->next = execs;
+    execs = x;
     *e = x;
     RETURN(CUDA_SUCCESS);
 }
@@ -1268,8 +1312,9 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
 
 EXPORT CUresult cuGraphExecDestroy(CUgraphExec e) {
     ENTER("cuGraphExecDestroy", K_OTHER, NULL);
-    if (!e)
+    if (!e || e->destroyed)
         RETURN(E_INVALID_HANDLE);
+    e->destroyed = 1;
     graph_exec_unref(e); /* a launch still queued keeps it */
     RETURN(CUDA_SUCCESS);
 }
@@ -1282,4 +1327,5 @@ __attribute__((destructor)) static void fake_cuda_end(void) {
             ctxs[d].refs = 0;
             ctx_destroy(&ctxs[d]);
         }
+    fake_cuda_graphs_reclaim();
 }
