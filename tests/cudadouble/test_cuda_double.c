@@ -12,7 +12,9 @@
  * "kept" (a call fails with CUDA_ERROR_ILLEGAL_ADDRESS and its context keeps the fault, as after
  * a kernel's illegal access: that GPU is out for the runtime, the other goes on).
  * Usage: test_cuda_double [clean|calls|kept [first-N [last-N]]]; PG_INJECT_VERBOSE=1 prints
- * every failed call. */
+ * every failed call; PG_TEST_STREAMS sets the stream policy (always-new: a stream per
+ * computation, so that every ordering is a cross-stream wait); FAKE_CUDA_VERBOSE=1..3 has the
+ * double say what it does. */
 #include "tests/c/kernels_common.h"
 
 #include <dlfcn.h>
@@ -93,6 +95,7 @@ static pg_status new_runtime(pg_runtime **rt) {
     o.devices = "cuda";
     o.policy = "round-robin"; /* work on both GPUs, data copied between them */
     o.cache_dir = tmp_dir;
+    o.stream_policy = getenv("PG_TEST_STREAMS") ? getenv("PG_TEST_STREAMS") : "fifo";
     o.models = "on"; /* kernels timed with events, and models written at close */
     *rt = NULL;
     return pg_runtime_new(&o, rt);
