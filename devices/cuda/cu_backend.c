@@ -897,17 +897,19 @@ static pg_status pointer_device(pg__backend *b, uint64_t ptr, int *dev) {
     int ordinal = -1;
     int attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
     void *data[2] = {&type, &ordinal};
-    CUresult r = b->cu->cuPointerGetAttributes(2, attrs, data, (CUdeviceptr)ptr);
-    if (r || (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) || ordinal < 0)
+    /* A failed call says nothing of the address: the driver's error, not the caller's. */
+    CU(b->cu->cuPointerGetAttributes(2, attrs, data, (CUdeviceptr)ptr),
+       "cuPointerGetAttributes (which GPU holds a device address)");
+    if ((type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) || ordinal < 0)
         return pg__error(PG_ERROR_ARGUMENT, "address %#llx is not CUDA device memory",
                          (unsigned long long)ptr);
-    for (int i = 0; i < b->n; i++) {
-        CUdevice d;
-        if (b->cu->cuDeviceGet(&d, ordinal) == 0 && d == b->d[i].dev) {
+    CUdevice d;
+    CU(b->cu->cuDeviceGet(&d, ordinal), "cuDeviceGet");
+    for (int i = 0; i < b->n; i++)
+        if (d == b->d[i].dev) {
             *dev = i;
             return PG_OK;
         }
-    }
     return pg__error(PG_ERROR_ARGUMENT,
                      "address %#llx is on GPU %d, which this runtime does not use (devices=...)",
                      (unsigned long long)ptr, ordinal);

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -177,11 +176,10 @@ static void violation(const char *fmt, ...) {
     violations++;
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+/* GPU time: a microsecond per operation run, so that timings (and what the runtime decides from
+ * them: which launches its models time) are the same in every run, and each N fails the same
+ * call. */
+static double gpu_ms;
 
 /* ---- memory */
 
@@ -361,6 +359,7 @@ static void graph_free(CUgraph g) {
 
 /* Run o, the head of s. */
 static void exec_op(struct CUstream_st *s, op *o) {
+    gpu_ms += 0.001;
     if (verbose > 2)
         fprintf(stderr, "fake CUDA: GPU %d stream %p runs op %d (%p <- %p, %zu bytes%s%s)\n",
                 s->ctx->dev, (void *)s, o->kind,
@@ -407,7 +406,7 @@ static void exec_op(struct CUstream_st *s, op *o) {
     }
     case OP_RECORD:
         if (o->e->gen == o->gen)
-            o->e->ms = now_ms();
+            o->e->ms = gpu_ms;
         break;
     case OP_GRAPH:
         for (size_t i = 0; i < o->g->count; i++)
@@ -542,10 +541,12 @@ static int inject(const char *name, int kind, struct CUctx_st *ctx, CUresult *r)
     if (counted != fail_at)
         return 0;
     failed_call = name;
-    if (sticky) {
+    if (sticky && ctx && ctx->refs) {
+        /* A kept fault is a context's: from now on every call in it fails the same way. Calls
+         * outside any context (device queries, retaining, releasing, making one current) fail
+         * once, as in the other walk. */
         *r = CUDA_ERROR_ILLEGAL_ADDRESS;
-        if (ctx && ctx->refs)
-            ctx->fault = *r;
+        ctx->fault = *r;
     } else {
         *r = kind == K_ALLOC ? CUDA_ERROR_OUT_OF_MEMORY : E_UNKNOWN;
     }
@@ -871,12 +872,12 @@ EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
 }
 
 EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool p, int attr, void *v) {
-    ENTER("cuMemPoolSetAttribute", K_OTHER, NULL);
+    ENTER("cuMemPoolSetAttribute", K_OTHER, need_current());
     RETURN(CUDA_SUCCESS);
 }
 
 EXPORT CUresult cuMemPoolSetAccess(CUmemoryPool p, const CUmemAccessDesc *map, size_t count) {
-    ENTER("cuMemPoolSetAccess", K_OTHER, NULL);
+    ENTER("cuMemPoolSetAccess", K_OTHER, need_current());
     RETURN(CUDA_SUCCESS);
 }
 
@@ -915,7 +916,7 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
 }
 
 EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr p) {
-    ENTER("cuPointerGetAttributes", K_OTHER, NULL);
+    ENTER("cuPointerGetAttributes", K_OTHER, need_current());
     alloc *a = find_alloc((void *)(uintptr_t)p, 1);
     for (unsigned i = 0; i < n; i++) {
         if (attrs[i] == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
@@ -1190,7 +1191,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
 }
 
 EXPORT CUresult cuGraphCreate(CUgraph *g, unsigned flags) {
-    ENTER("cuGraphCreate", K_ALLOC, NULL);
+    ENTER("cuGraphCreate", K_ALLOC, need_current());
     *g = calloc(1, sizeof **g);
     if (!*g)
         RETURN(CUDA_ERROR_OUT_OF_MEMORY);
@@ -1200,7 +1201,7 @@ EXPORT CUresult cuGraphCreate(CUgraph *g, unsigned flags) {
 }
 
 EXPORT CUresult cuGraphDestroy(CUgraph g) {
-    ENTER("cuGraphDestroy", K_OTHER, NULL);
+    ENTER("cuGraphDestroy", K_OTHER, need_current());
     if (!g)
         RETURN(E_INVALID_HANDLE);
     graph_free(g);
@@ -1267,7 +1268,7 @@ EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *out, CUgraph g, const CUgraphN
 
 EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps,
                                     size_t ndeps) {
-    ENTER("cuGraphAddEmptyNode", K_ALLOC, NULL);
+    ENTER("cuGraphAddEmptyNode", K_ALLOC, need_current());
     if (!g || !deps_ok(g, deps, ndeps))
         RETURN(E_INVALID_VALUE);
     node *n = graph_add(g, out);
@@ -1278,7 +1279,7 @@ EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *out, CUgraph g, const CUgraphNo
 }
 
 EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags) {
-    ENTER("cuGraphInstantiate", K_ALLOC, NULL);
+    ENTER("cuGraphInstantiate", K_ALLOC, need_current());
     if (!g)
         RETURN(E_INVALID_VALUE);
     struct CUgraphExec_st *x = calloc(1, sizeof *x);
@@ -1311,7 +1312,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
 }
 
 EXPORT CUresult cuGraphExecDestroy(CUgraphExec e) {
-    ENTER("cuGraphExecDestroy", K_OTHER, NULL);
+    ENTER("cuGraphExecDestroy", K_OTHER, need_current());
     if (!e || e->destroyed)
         RETURN(E_INVALID_HANDLE);
     e->destroyed = 1;

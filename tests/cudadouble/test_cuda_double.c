@@ -215,6 +215,28 @@ static void sequence(world *w) {
         if (g)
             STEP(pg_graph_free(g));
     }
+    /* Interop (core/device_access.c): x's address on GPU 1 with the CUstream it is ready
+     * after, copied from there into c by address (cuPointerGetAttributes finds the GPU; the copy
+     * waits on that CUstream); y's address on GPU 0 with the calling thread made to wait, so
+     * that its memory (host memory in the double) holds y's value on return. */
+    if (w->x && w->c) {
+        void *px = NULL;
+        uint64_t sx = 0;
+        if (!STEP(pg_array_device_pointer(w->x, 1, PG_ACCESS_IN, &px, &sx)) &&
+            !STEP(pg_array_copy_from_device(w->c, (uint64_t)(uintptr_t)px, N * sizeof(float), sx)))
+            memcpy(w->mc, w->mx, sizeof w->mc);
+        STEP(pg_array_wait(w->c)); /* before x's memory may change */
+    }
+    if (w->y) {
+        float *py = NULL;
+        if (!STEP(pg_array_device_pointer_synced(w->y, 0, PG_ACCESS_IN, 0, (void **)&py)))
+            for (int i = 0; i < N; i++)
+                if (py[i] != w->my[i]) {
+                    FAIL_IF(1, "y on GPU 0 after a synced hand-out: %g at %d, expected %g", py[i],
+                            i, w->my[i]);
+                    break;
+                }
+    }
     if (w->x)
         STEP(pg_array_prefetch(w->x, 0));
     STEP(pg_runtime_sync(rt));
