@@ -164,7 +164,10 @@ static void sequence(world *w) {
         if (!STEP(pg_array_write(w->x, 0, N, v)))
             memcpy(w->mx, v, sizeof v);
     }
-    if (w->fill && w->y && !STEP(launch3(w->fill, w->y, pg_arg_float(2.5f), 2)))
+    /* 64 KiB of dynamic shared memory: over 48 KiB, so cuFuncSetAttribute first */
+    pg_arg fill_args[3] = {pg_arg_array(w->y), pg_arg_float(2.5f), pg_arg_int(N)};
+    if (w->fill && w->y &&
+        !STEP(pg_kernel_launch(w->fill, dim1(2), dim1(32), 64 << 10, fill_args, 3)))
         set(w->my, 2.5f);
     if (w->add1 && w->x && w->y && !STEP(launch3(w->add1, w->y, pg_arg_array(w->x), 2))) {
         w->launched = 1;
@@ -353,6 +356,22 @@ static int may_leave_objects(void) {
     return 0;
 }
 
+/* Which driver calls the walk failed, and how often. */
+static struct {
+    const char *name;
+    int n;
+} tally[64];
+
+static void tally_add(const char *name) {
+    int i = 0;
+    while (i < 64 && tally[i].name && strcmp(tally[i].name, name))
+        i++;
+    if (i < 64) {
+        tally[i].name = name;
+        tally[i].n++;
+    }
+}
+
 static uint64_t walk(void) {
     uint64_t n, first = walk_n ? walk_n : 1, last = MAX_WALK;
     const char *e = getenv("PG_WALK_LAST");
@@ -367,6 +386,8 @@ static uint64_t walk(void) {
         fake_arm(n, keep_faults);
         sequence(&w);
         uint64_t counted = fake_disarm();
+        if (counted >= n)
+            tally_add(fake_failed_call());
         if (counted >= n) {
             verify(&w);
             CHECK_OK(pg_runtime_free(w.rt));
@@ -375,8 +396,8 @@ static uint64_t walk(void) {
         }
         /* not yet reached: it may be in the close */
         uint64_t left = n - counted;
-        free_kernels(&w);
         fake_arm(left, keep_faults);
+        free_kernels(&w);
         if (w.rt)
             STEP(pg_runtime_free(w.rt));
         counted = fake_disarm();
@@ -384,6 +405,7 @@ static uint64_t walk(void) {
             check_driver(rec, 0);
             break; /* the whole workload ran without reaching N */
         }
+        tally_add(fake_failed_call());
         check_driver(rec, may_leave_objects());
         world fresh;
         memset(&fresh, 0, sizeof fresh);
@@ -393,8 +415,11 @@ static uint64_t walk(void) {
         check_driver(rec, 0);
     }
     FAIL_IF(n >= MAX_WALK, "the walk did not end");
-    printf("%s: %llu driver calls walked, %llu API calls failed\n", walk_name,
+    printf("%s: %llu driver calls walked, %llu API calls failed; the calls failed:", walk_name,
            (unsigned long long)(n - 1), (unsigned long long)calls_failed);
+    for (int i = 0; i < 64 && tally[i].name; i++)
+        printf(" %s x%d", tally[i].name, tally[i].n);
+    printf("\n");
     return n - 1;
 }
 
