@@ -633,6 +633,21 @@ EXPORT uint64_t fake_cuda_graphs_reclaim(void) {
     return n;
 }
 
+/* Contexts still retained (a release failed): released now, as the end of the process would;
+ * returns how many retains that dropped. Only while no runtime holds them. */
+EXPORT int fake_cuda_release_all(void) {
+    LOCK();
+    int n = 0;
+    for (int d = 0; d < MAX_DEV; d++)
+        if (ctxs[d].refs) {
+            n += ctxs[d].refs;
+            ctxs[d].refs = 0;
+            ctx_destroy(&ctxs[d]);
+        }
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
 /* Live objects now: device allocations, pinned host allocations, streams, events. */
 EXPORT void fake_cuda_live(uint64_t out[4]) {
     LOCK();

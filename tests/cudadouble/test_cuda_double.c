@@ -39,6 +39,7 @@ static const char *(*fake_failed_call)(void);
 static uint64_t (*fake_violations)(void);
 static uint64_t (*fake_reclaimed)(void);
 static uint64_t (*fake_graphs_reclaim)(void);
+static int (*fake_release_all)(void);
 
 static const char *walk_name = "clean";
 static uint64_t walk_n;
@@ -331,6 +332,12 @@ static void check_driver(uint64_t reclaimed_before, int reclaimed_ok) {
     FAIL_IF(v != seen, "the driver saw %llu uses of memory it had not handed out",
             (unsigned long long)(v - seen));
     seen = v;
+    /* A context still retained once the runtime closed: its release failed (and the context
+     * stays, as it would in a process on a GPU); ended here so that the next runtime gets a new
+     * one. */
+    int retained = fake_release_all();
+    FAIL_IF(retained && strcmp(fake_failed_call(), "cuDevicePrimaryCtxRelease"),
+            "the runtime's close left %d context retain(s)", retained);
     uint64_t r = fake_reclaimed() - reclaimed_before + fake_graphs_reclaim();
     /* Under ASan: nothing leaked by this N's runs (said now, with the N, not at exit). */
     FAIL_IF(LEAK_CHECK(), "memory leaked (LeakSanitizer's report above)");
@@ -345,9 +352,10 @@ static void check_driver(uint64_t reclaimed_before, int reclaimed_ok) {
  * when the failed call was a free (it failed: the object stays), a cuCtxSetCurrent (the backend
  * cannot free in a context it cannot enter), or a fault the context keeps (it frees nothing). */
 static int may_leave_objects(void) {
-    static const char *const frees[] = {"cuEventDestroy",     "cuStreamDestroy", "cuMemFree",
-                                        "cuMemFreeAsync",     "cuMemFreeHost",   "cuModuleUnload",
-                                        "cuGraphExecDestroy", "cuGraphDestroy",  "cuCtxSetCurrent"};
+    static const char *const frees[] = {
+        "cuEventDestroy",  "cuStreamDestroy",          "cuMemFree",          "cuMemFreeAsync",
+        "cuMemFreeHost",   "cuModuleUnload",           "cuGraphExecDestroy", "cuGraphDestroy",
+        "cuCtxSetCurrent", "cuDevicePrimaryCtxRelease"};
     if (keep_faults)
         return 1;
     for (size_t i = 0; i < sizeof frees / sizeof *frees; i++)
@@ -436,6 +444,7 @@ int main(int argc, char **argv) {
     *(void **)&fake_violations = dlsym(h, "fake_cuda_violations");
     *(void **)&fake_reclaimed = dlsym(h, "fake_cuda_reclaimed");
     *(void **)&fake_graphs_reclaim = dlsym(h, "fake_cuda_graphs_reclaim");
+    *(void **)&fake_release_all = dlsym(h, "fake_cuda_release_all");
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/pg-cudadouble-XXXXXX");
     REQUIRE_OK(mkdtemp(tmp_dir) ? PG_OK : PG_ERROR_IO);
     const char *only = argc > 1 ? argv[1] : "clean";
