@@ -897,14 +897,18 @@ static pg_status pointer_device(pg__backend *b, uint64_t ptr, int *dev) {
     int ordinal = -1;
     int attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
     void *data[2] = {&type, &ordinal};
-    /* A failed call says nothing of the address: the driver's error, not the caller's. */
-    CU(b->cu->cuPointerGetAttributes(2, attrs, data, (CUdeviceptr)ptr),
-       "cuPointerGetAttributes (which GPU holds a device address)");
+    /* A failed call says nothing of the address: the driver's error, not the caller's. (No
+     * context is made current for these calls, so a fault is not pinned on a device here.) */
+    CUresult r = b->cu->cuPointerGetAttributes(2, attrs, data, (CUdeviceptr)ptr);
+    if (r)
+        return (pg_status)pg__cu_error(b->cu, r,
+                                       "cuPointerGetAttributes (which GPU holds a device address)");
     if ((type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) || ordinal < 0)
         return pg__error(PG_ERROR_ARGUMENT, "address %#llx is not CUDA device memory",
                          (unsigned long long)ptr);
     CUdevice d;
-    CU(b->cu->cuDeviceGet(&d, ordinal), "cuDeviceGet");
+    if ((r = b->cu->cuDeviceGet(&d, ordinal)) != CUDA_SUCCESS)
+        return (pg_status)pg__cu_error(b->cu, r, "cuDeviceGet");
     for (int i = 0; i < b->n; i++)
         if (d == b->d[i].dev) {
             *dev = i;
