@@ -151,6 +151,10 @@ typedef struct alloc {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int ndev = -1, inited;
 static struct CUctx_st ctxs[MAX_DEV];
+/* A kept fault outlives its context: CUDA keeps it until the process ends, and retaining the
+ * GPU's context again fails with it (until fake_cuda_restart, a new process as far as the GPUs
+ * can tell). */
+static CUresult dead[MAX_DEV];
 static struct CUstream_st *streams;
 static struct CUevent_st *events;
 static struct CUmod_st *modules;
@@ -520,6 +524,8 @@ static void ctx_destroy(struct CUctx_st *c) {
         free(a->p);
         free(a);
     }
+    if (c->fault)
+        dead[c->dev] = c->fault;
     c->fault = 0;
     memset(c->peer, 0, sizeof c->peer);
     if (current == c)
@@ -628,6 +634,19 @@ EXPORT uint64_t fake_cuda_graphs_reclaim(void) {
         execs->refs = 1;
         graph_exec_unref(execs);
         n++;
+    }
+    pthread_mutex_unlock(&mu);
+    return n;
+}
+
+/* A new process, as far as the GPUs can tell: kept faults of ended contexts are forgotten.
+ * Returns how many GPUs had one. */
+EXPORT int fake_cuda_restart(void) {
+    LOCK();
+    int n = 0;
+    for (int d = 0; d < MAX_DEV; d++) {
+        n += dead[d] != 0;
+        dead[d] = 0;
     }
     pthread_mutex_unlock(&mu);
     return n;
@@ -846,6 +865,8 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
     ENTER("cuDevicePrimaryCtxRetain", K_OTHER, NULL);
     if (!DEV_OK(d))
         RETURN(E_INVALID_DEVICE);
+    if (dead[d])
+        RETURN(dead[d]);
     ctxs[d].refs++;
     *c = &ctxs[d];
     RETURN(CUDA_SUCCESS);

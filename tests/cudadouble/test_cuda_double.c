@@ -41,6 +41,7 @@ static uint64_t (*fake_violations)(void);
 static uint64_t (*fake_reclaimed)(void);
 static uint64_t (*fake_graphs_reclaim)(void);
 static int (*fake_release_all)(void);
+static int (*fake_restart)(void);
 
 static const char *walk_name = "clean";
 static uint64_t walk_n;
@@ -272,7 +273,19 @@ static void sequence(world *w) {
 static void verify(world *w) {
     pg_runtime *rt = w->rt;
     if (!rt) {
-        REQUIRE_OK(new_runtime(&rt));
+        /* After a fault CUDA kept, the GPU is out for the process: a new runtime says so. Then
+         * the test goes on as a new process would. */
+        pg_status st = new_runtime(&rt);
+        if (st) {
+            if (verbose)
+                fprintf(stderr, "  %s N=%llu: a new runtime: %s\n", walk_name,
+                        (unsigned long long)walk_n, pg_last_error());
+            FAIL_IF(!keep_faults || st != PG_ERROR_DEVICE ||
+                        !strstr(pg_last_error(), "CUDA_ERROR_ILLEGAL_ADDRESS"),
+                    "a new runtime failed: %s", pg_last_error());
+            FAIL_IF(!fake_restart(), "a new runtime failed with no GPU out: %s", pg_last_error());
+            REQUIRE_OK(new_runtime(&rt));
+        }
         w->rt = rt;
     }
     /* A failure the workload's last reads saw is reported once more by the next sync. */
@@ -401,6 +414,7 @@ static uint64_t walk(void) {
         memset(&w, 0, sizeof w);
         uint64_t rec = fake_reclaimed();
         forget_models();
+        fake_restart(); /* each N as in a new process */
         fake_arm(n, keep_faults);
         sequence(&w);
         uint64_t counted = fake_disarm();
@@ -455,6 +469,7 @@ int main(int argc, char **argv) {
     *(void **)&fake_reclaimed = dlsym(h, "fake_cuda_reclaimed");
     *(void **)&fake_graphs_reclaim = dlsym(h, "fake_cuda_graphs_reclaim");
     *(void **)&fake_release_all = dlsym(h, "fake_cuda_release_all");
+    *(void **)&fake_restart = dlsym(h, "fake_cuda_restart");
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/pg-cudadouble-XXXXXX");
     REQUIRE_OK(mkdtemp(tmp_dir) ? PG_OK : PG_ERROR_IO);
     const char *only = argc > 1 ? argv[1] : "clean";
