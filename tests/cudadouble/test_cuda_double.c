@@ -18,7 +18,8 @@
  * in the source to wrap" (PG_ERROR_NOT_FOUND) when an allocation fails, since
  * pg__signature_demote (nvrtc/signature_source.c) answers NULL for both.
  * Usage: test_cuda_double [clean|calls|kept|alloc [first-N [last-N]]]; PG_INJECT_VERBOSE=1 prints
- * every failed call; PG_TEST_STREAMS sets the stream policy (always-new: a stream per
+ * every failed call; PG_TEST_MEMLIMIT sets device_memory_limit (bytes per GPU; 600 evicts);
+ * PG_TEST_STREAMS sets the stream policy (always-new: a stream per
  * computation, so that every ordering is a cross-stream wait); FAKE_CUDA_VERBOSE=1..3 has the
  * double say what it does. */
 #include "tests/c/kernels_common.h"
@@ -115,6 +116,8 @@ static pg_status new_runtime(pg_runtime **rt) {
     o.policy = "round-robin"; /* work on both GPUs, data copied between them */
     o.cache_dir = tmp_dir;
     o.stream_policy = getenv("PG_TEST_STREAMS") ? getenv("PG_TEST_STREAMS") : "fifo";
+    if (getenv("PG_TEST_MEMLIMIT")) /* bytes per GPU: evictions under the faults */
+        o.device_memory_limit = strtoull(getenv("PG_TEST_MEMLIMIT"), NULL, 10);
     o.models = "on"; /* kernels timed with events, and models written at close */
     *rt = NULL;
     return pg_runtime_new(&o, rt);
