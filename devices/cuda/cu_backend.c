@@ -288,8 +288,12 @@ static void event_free(pg__backend *b, pg__bevent *e) {
 static void untracked_work_wait(pg__backend *b, pg__bstream *s) {
     char why[1024];
     snprintf(why, sizeof why, "%s", pg_last_error());
-    if (use(b, s->dev) == PG_OK)
-        b->cu->cuStreamSynchronize(s->s);
+    /* A wait that fails with an error CUDA does not keep is tried again (twice): the work goes
+     * on meanwhile, and returning would hand its buffers back. */
+    CUresult r = CUDA_ERROR_NOT_READY;
+    for (int i = 0; i < 3 && r && !pg__cu_sticky(r); i++)
+        if (use(b, s->dev) == PG_OK)
+            r = b->cu->cuStreamSynchronize(s->s);
     pg__error(PG_ERROR_DEVICE, "%s", why); /* the failure being reported stays the message */
 }
 
@@ -321,11 +325,13 @@ static void event_result(pg__backend *b, pg__bevent *e, CUresult r) {
     /* An error CUDA does not keep says nothing of the work before the event, which may still
      * run: the core, taking the event as done, would free and reuse buffers it uses. Wait for
      * it (the error is reported all the same); after a kept fault it never runs. */
-    if (!pg__cu_sticky(r))
-        b->cu->cuEventSynchronize(e->e);
+    CUresult w = r;
+    for (int i = 0; i < 3 && w && !pg__cu_sticky(w); i++) /* as untracked_work_wait */
+        w = b->cu->cuEventSynchronize(e->e);
     int none = 0;
     atomic_compare_exchange_strong(&e->err, &none, r);
     fault_note(b, e->dev, r);
+    fault_note(b, e->dev, w); /* the wait may have met a kept fault */
 }
 
 static int event_done(pg__backend *b, pg__bevent *e) {

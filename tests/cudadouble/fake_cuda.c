@@ -165,8 +165,9 @@ static _Thread_local struct CUctx_st *current;
 
 /* injection and checks */
 static int armed, sticky;
-static uint64_t fail_at, counted;
+static uint64_t fail_at, fail_run = 1, counted;
 static const char *failed_call = "";
+static char failed_calls[256]; /* every call failed since the arm, space-separated */
 static uint64_t violations, reclaimed;
 static int verbose;
 
@@ -544,9 +545,12 @@ static int inject(const char *name, int kind, struct CUctx_st *ctx, CUresult *r)
     counted++;
     if (verbose > 1)
         fprintf(stderr, "fake CUDA: call %llu: %s\n", (unsigned long long)counted, name);
-    if (counted != fail_at)
+    if (counted < fail_at || counted - fail_at >= fail_run)
         return 0;
-    failed_call = name;
+    if (counted == fail_at)
+        failed_call = name;
+    size_t used = strlen(failed_calls);
+    snprintf(failed_calls + used, sizeof failed_calls - used, " %s", name);
     if (sticky && ctx && ctx->refs) {
         /* A kept fault is a context's: from now on every call in it fails the same way. Calls
          * outside any context (device queries, retaining, releasing, making one current) fail
@@ -591,9 +595,20 @@ EXPORT void fake_cuda_arm(uint64_t n, int keep_fault) {
     LOCK();
     armed = 1;
     fail_at = n;
+    fail_run = 1;
     counted = 0;
     sticky = keep_fault;
     failed_call = "";
+    failed_calls[0] = 0;
+    pthread_mutex_unlock(&mu);
+}
+
+/* fake_cuda_arm, with the `run` calls from the n-th on failing (a failure, then the calls
+ * that clean up after it). */
+EXPORT void fake_cuda_arm_run(uint64_t n, uint64_t run) {
+    fake_cuda_arm(n, 0);
+    LOCK();
+    fail_run = run ? run : 1;
     pthread_mutex_unlock(&mu);
 }
 
@@ -607,6 +622,10 @@ EXPORT uint64_t fake_cuda_disarm(void) {
 
 EXPORT const char *fake_cuda_failed_call(void) {
     return failed_call;
+}
+
+EXPORT const char *fake_cuda_failed_calls(void) {
+    return failed_calls;
 }
 
 EXPORT uint64_t fake_cuda_violations(void) {

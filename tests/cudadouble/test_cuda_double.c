@@ -12,13 +12,14 @@
  * Walks: "calls" (a call fails once: out of memory for allocations, CUDA_ERROR_UNKNOWN else),
  * "kept" (a call fails with CUDA_ERROR_ILLEGAL_ADDRESS and its context keeps the fault, as after
  * a kernel's illegal access: that GPU is out for the runtime, the other goes on, and a new
- * runtime finds it out for the process), "alloc" (the library's N-th heap allocation fails, on
+ * runtime finds it out for the process), "pairs" (the N-th and (N+1)-th calls fail: a failure,
+ * then the call that cleans up after it), "alloc" (the library's N-th heap allocation fails, on
  * the fake GPUs: the CUDA backend's own allocations included). Not registered in CTest yet:
  * under it pg_kernel_new of a kernel with chunked outputs says "its definition was not found
  * in the source to wrap" (PG_ERROR_NOT_FOUND) when an allocation fails, since
  * pg__signature_demote (nvrtc/signature_source.c) answers NULL for both.
- * Usage: test_cuda_double [clean|calls|kept|alloc [first-N [last-N]]]; PG_INJECT_VERBOSE=1 prints
- * every failed call; PG_TEST_MEMLIMIT sets device_memory_limit (bytes per GPU; 600 evicts);
+ * Usage: test_cuda_double [clean|calls|kept|pairs|alloc [first-N [last-N]]]; PG_INJECT_VERBOSE=1
+ * prints every failed call; PG_TEST_MEMLIMIT sets device_memory_limit (bytes per GPU; 600 evicts);
  * PG_TEST_STREAMS sets the stream policy (always-new: a stream per
  * computation, so that every ordering is a cross-stream wait); FAKE_CUDA_VERBOSE=1..3 has the
  * double say what it does. */
@@ -44,8 +45,10 @@
 #define MAX_WALK 5000
 
 static void (*fake_arm)(uint64_t n, int keep);
+static void (*fake_arm_run)(uint64_t n, uint64_t run);
 static uint64_t (*fake_disarm)(void);
 static const char *(*fake_failed_call)(void);
+static const char *(*fake_failed_calls)(void);
 static uint64_t (*fake_violations)(void);
 static uint64_t (*fake_reclaimed)(void);
 static uint64_t (*fake_graphs_reclaim)(void);
@@ -55,9 +58,22 @@ static int (*fake_restart)(void);
 /* The walk's injector: the driver's N-th call, or (alloc) the library's N-th heap allocation
  * (base/inject.h), on the fake GPUs: the CUDA backend's own allocations fail too. */
 static int heap_walk;
+static int run_walk; /* pairs: the N-th and the (N+1)-th driver calls fail */
 
 static const char *failed_call(void) {
     return heap_walk ? "heap allocation" : fake_failed_call();
+}
+
+/* Did the driver call `name` fail since the arm? */
+static int call_failed(const char *name) {
+    char word[64];
+    snprintf(word, sizeof word, " %s", name);
+    const char *all = heap_walk ? "" : fake_failed_calls();
+    size_t n = strlen(word);
+    for (const char *p = all; (p = strstr(p, word)); p += n)
+        if (p[n] == ' ' || p[n] == 0)
+            return 1;
+    return 0;
 }
 
 static const char *walk_name = "clean";
@@ -381,7 +397,7 @@ static void check_driver(uint64_t reclaimed_before, int reclaimed_ok) {
      * stays, as it would in a process on a GPU); ended here so that the next runtime gets a new
      * one. */
     int retained = fake_release_all();
-    FAIL_IF(retained && strcmp(failed_call(), "cuDevicePrimaryCtxRelease"),
+    FAIL_IF(retained && !call_failed("cuDevicePrimaryCtxRelease"),
             "the runtime's close left %d context retain(s)", retained);
     uint64_t r = fake_reclaimed() - reclaimed_before + fake_graphs_reclaim();
     /* Under ASan: nothing leaked by this N's runs (said now, with the N, not at exit). */
@@ -404,7 +420,7 @@ static int may_leave_objects(void) {
     if (keep_faults)
         return 1;
     for (size_t i = 0; i < sizeof frees / sizeof *frees; i++)
-        if (!strcmp(failed_call(), frees[i]))
+        if (call_failed(frees[i]))
             return 1;
     return 0;
 }
@@ -428,6 +444,8 @@ static void tally_add(const char *name) {
 static void arm(uint64_t n) {
     if (heap_walk)
         pg__inject_alloc_arm(n);
+    else if (run_walk)
+        fake_arm_run(n, 2);
     else
         fake_arm(n, keep_faults);
 }
@@ -497,7 +515,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     *(void **)&fake_disarm = dlsym(h, "fake_cuda_disarm");
+    *(void **)&fake_arm_run = dlsym(h, "fake_cuda_arm_run");
     *(void **)&fake_failed_call = dlsym(h, "fake_cuda_failed_call");
+    *(void **)&fake_failed_calls = dlsym(h, "fake_cuda_failed_calls");
     *(void **)&fake_violations = dlsym(h, "fake_cuda_violations");
     *(void **)&fake_reclaimed = dlsym(h, "fake_cuda_reclaimed");
     *(void **)&fake_graphs_reclaim = dlsym(h, "fake_cuda_graphs_reclaim");
@@ -524,8 +544,10 @@ int main(int argc, char **argv) {
     check_driver(rec, 0);
     printf("clean: %llu driver calls\n", (unsigned long long)calls);
 
-    if (!strcmp(only, "calls") || !strcmp(only, "kept") || !strcmp(only, "alloc")) {
+    if (!strcmp(only, "calls") || !strcmp(only, "kept") || !strcmp(only, "alloc") ||
+        !strcmp(only, "pairs")) {
         heap_walk = !strcmp(only, "alloc");
+        run_walk = !strcmp(only, "pairs");
         walk_name = only;
         keep_faults = !strcmp(only, "kept");
         walk();
