@@ -17,7 +17,14 @@
  * - Fault injection (fake_cuda_arm): the N-th call from the arm fails, SQLite style: with
  *   CUDA_ERROR_OUT_OF_MEMORY for allocations, CUDA_ERROR_UNKNOWN for other calls; or, sticky,
  *   with CUDA_ERROR_ILLEGAL_ADDRESS, which then stays with that call's context as CUDA's kept
- *   faults do (its pending work never runs, and every later call in it fails the same way).
+ *   faults do (its pending work never runs, and every later call in it fails the same way;
+ *   retaining that GPU's context again fails with it until fake_cuda_restart, a new process as
+ *   far as the GPUs can tell). Calls outside any context fail once in either case.
+ *   fake_cuda_arm_run fails several calls in a row.
+ * - Time on the GPUs is virtual (a microsecond per operation run), so runs repeat.
+ * - For the tests' checks: fake_cuda_reclaimed (objects a context still held at its end),
+ *   fake_cuda_graphs_reclaim, fake_cuda_release_all (retains a failed release left).
+ * FAKE_CUDA_VERBOSE=1 says which call failed, 2 every call, 3 every operation run.
  * One lock serializes the whole driver: its queues run under it, on the caller's thread. */
 #include "devices/cuda/cu_driver.h"
 
