@@ -202,7 +202,7 @@ static void host_free(pg__backend *b, void *p) {
     /* Any context frees pinned memory; a failed one refuses (it is freed with the context). */
     for (int d = 0; d < b->n; d++)
         if (!atomic_load(&b->d[d].fault) && use(b, d) == PG_OK) {
-            b->cu->cuMemFreeHost(p);
+            fault_note(b, d, b->cu->cuMemFreeHost(p));
             return;
         }
 }
@@ -219,8 +219,8 @@ static pg_status dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstream *s
 }
 
 static void dev_free(pg__backend *b, int dev, void *p) {
-    if (use(b, dev) == PG_OK)
-        b->cu->cuMemFreeAsync((CUdeviceptr)(uintptr_t)p, b->d[dev].internal);
+    if (use(b, dev) == PG_OK) /* a kept fault, seen here first, puts the device out */
+        fault_note(b, dev, b->cu->cuMemFreeAsync((CUdeviceptr)(uintptr_t)p, b->d[dev].internal));
 }
 
 static pg_status memset_zero(pg__backend *b, pg__bstream *s, void *p, size_t bytes) {
@@ -241,6 +241,7 @@ static pg_status stream_new(pg__backend *b, int dev, pg__bstream **out) {
     CUresult r = b->cu->cuStreamCreate(&s->s, CU_STREAM_NON_BLOCKING);
     if (r) {
         pg__free(s);
+        fault_note(b, dev, r);
         return (pg_status)pg__cu_error(b->cu, r, "cuStreamCreate");
     }
     s->dev = dev;
@@ -250,7 +251,7 @@ static pg_status stream_new(pg__backend *b, int dev, pg__bstream **out) {
 
 static void stream_free(pg__backend *b, pg__bstream *s) {
     if (use(b, s->dev) == PG_OK)
-        b->cu->cuStreamDestroy(s->s);
+        fault_note(b, s->dev, b->cu->cuStreamDestroy(s->s));
     pg__free(s);
 }
 
@@ -266,6 +267,7 @@ static pg_status event_get(pg__backend *b, int dev, pg__bevent **out) {
         CUresult r = b->cu->cuEventCreate(&e->e, CU_EVENT_DISABLE_TIMING);
         if (r) {
             pg__free(e);
+            fault_note(b, dev, r);
             return (pg_status)pg__cu_error(b->cu, r, "cuEventCreate");
         }
         e->dev = dev;
@@ -281,18 +283,35 @@ static void event_free(pg__backend *b, pg__bevent *e) {
     pthread_mutex_unlock(&b->mu);
 }
 
+/* The event meant to mark s's work could not be made or recorded: nothing will track that work
+ * (the core gives the device up), yet unless the context has a kept fault it still runs, reading
+ * and writing buffers the core may free or reuse at once. Wait for it here. */
+static void untracked_work_wait(pg__backend *b, pg__bstream *s) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pg_last_error());
+    /* A wait that fails with an error CUDA does not keep is tried again (twice): the work goes
+     * on meanwhile, and returning would hand its buffers back. */
+    CUresult r = CUDA_ERROR_NOT_READY;
+    for (int i = 0; i < 3 && r && !pg__cu_sticky(r); i++)
+        if (use(b, s->dev) == PG_OK)
+            r = b->cu->cuStreamSynchronize(s->s);
+    pg__error(PG_ERROR_DEVICE, "%s", why); /* the failure being reported stays the message */
+}
+
 static pg_status event_record(pg__backend *b, pg__bstream *s, pg__bevent **out) {
     pg_status st = use(b, s->dev);
     pg__bevent *e = NULL;
-    if (!st)
-        st = event_get(b, s->dev, &e);
+    if (!st && (st = event_get(b, s->dev, &e)) != PG_OK)
+        untracked_work_wait(b, s);
     if (st)
         return st;
     CUresult r = b->cu->cuEventRecord(e->e, s->s);
     if (r) {
         fault_note(b, s->dev, r);
         event_free(b, e);
-        return (pg_status)pg__cu_error(b->cu, r, "cuEventRecord");
+        st = (pg_status)pg__cu_error(b->cu, r, "cuEventRecord");
+        untracked_work_wait(b, s);
+        return st;
     }
     atomic_store(&e->err, 0);
     *out = e;
@@ -304,9 +323,16 @@ static pg_status event_record(pg__backend *b, pg__bstream *s, pg__bevent **out) 
 static void event_result(pg__backend *b, pg__bevent *e, CUresult r) {
     if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
         return;
+    /* An error CUDA does not keep says nothing of the work before the event, which may still
+     * run: the core, taking the event as done, would free and reuse buffers it uses. Wait for
+     * it (the error is reported all the same); after a kept fault it never runs. */
+    CUresult w = r;
+    for (int i = 0; i < 3 && w && !pg__cu_sticky(w); i++) /* as untracked_work_wait */
+        w = b->cu->cuEventSynchronize(e->e);
     int none = 0;
     atomic_compare_exchange_strong(&e->err, &none, r);
     fault_note(b, e->dev, r);
+    fault_note(b, e->dev, w); /* the wait may have met a kept fault */
 }
 
 static int event_done(pg__backend *b, pg__bevent *e) {
@@ -453,8 +479,14 @@ static pg_status load_function(pg__backend *b, cu_image *k, int i, int dev) {
     if (st)
         return st;
     CU(b->cu->cuModuleLoadData(&k->mod[dev], k->img[i].data), "cuModuleLoadData");
-    CU(b->cu->cuModuleGetFunction(&k->fn[dev], k->mod[dev], k->img[i].lowered),
-       "cuModuleGetFunction");
+    CUresult r = b->cu->cuModuleGetFunction(&k->fn[dev], k->mod[dev], k->img[i].lowered);
+    if (r) { /* the next launch loads the module again: this one must not stay behind */
+        fault_seen(b, r);
+        b->cu->cuModuleUnload(k->mod[dev]);
+        k->mod[dev] = NULL;
+        k->fn[dev] = NULL;
+        return (pg_status)pg__cu_error(b->cu, r, "cuModuleGetFunction");
+    }
     return PG_OK;
 }
 
@@ -479,7 +511,7 @@ static void kernel_free(pg__backend *b, void *image) {
     cu_image *k = image;
     for (int d = 0; d < b->n; d++)
         if (k->mod[d] && use(b, d) == PG_OK)
-            b->cu->cuModuleUnload(k->mod[d]);
+            fault_note(b, d, b->cu->cuModuleUnload(k->mod[d]));
     for (int i = 0; i < k->narchs; i++)
         pg__nvrtc_image_free(&k->img[i]);
     pg__free(k);
@@ -596,6 +628,7 @@ static pg_status flags_alloc(pg__backend *b, int dev, size_t bytes, void **out) 
             CUresult r = ns ? b->cu->cuMemAlloc(&ns->base, (size_t)SLAB_UNITS * FLAG_UNIT) : 0;
             if (!ns || r != CUDA_SUCCESS) {
                 pg__free(ns);
+                fault_note(b, dev, r);
                 pthread_mutex_unlock(&b->mu);
                 return ns ? (pg_status)pg__cu_error(b->cu, r, "cuMemAlloc (chunk flags)")
                           : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -633,9 +666,11 @@ static void flags_free(pg__backend *b, int dev, void *p, size_t bytes) {
     pthread_mutex_unlock(&b->mu);
 }
 
-static void flags_slabs_free(pg__backend *b, int d) {
+/* in: the device's context is current (else the context's release frees the memory). */
+static void flags_slabs_free(pg__backend *b, int d, int in) {
     for (int i = 0; i < b->flags[d].n; i++) {
-        b->cu->cuMemFree(b->flags[d].slab[i]->base);
+        if (in)
+            b->cu->cuMemFree(b->flags[d].slab[i]->base);
         pg__free(b->flags[d].slab[i]);
     }
     b->flags[d].n = 0;
@@ -815,21 +850,27 @@ static void close_backend(pg__backend *b) {
     for (int d = 0; d < b->n; d++) {
         if (!b->d[d].ctx)
             continue;
-        if (use(b, d) == PG_OK) {
-            if (b->d[d].internal) {
-                b->cu->cuStreamSynchronize(b->d[d].internal);
-                b->cu->cuStreamDestroy(b->d[d].internal);
-            }
-            if (b->d[d].epoch)
-                b->cu->cuEventDestroy(b->d[d].epoch);
-            flags_slabs_free(b, d);
-            for (pg__bevent *e = b->free_events[d], *n; e; e = n) {
-                n = e->next_free;
+        /* Outside the context (cuCtxSetCurrent failed) only the host memory is freed here: the
+         * context's release frees what the driver holds. */
+        int in = use(b, d) == PG_OK;
+        if (in && b->d[d].internal) {
+            b->cu->cuStreamSynchronize(b->d[d].internal);
+            b->cu->cuStreamDestroy(b->d[d].internal);
+        }
+        if (in && b->d[d].epoch)
+            b->cu->cuEventDestroy(b->d[d].epoch);
+        flags_slabs_free(b, d, in);
+        for (pg__bevent *e = b->free_events[d], *n; e; e = n) {
+            n = e->next_free;
+            if (in)
                 b->cu->cuEventDestroy(e->e);
-                pg__free(e);
-            }
-            while (b->nfree_timing[d])
-                b->cu->cuEventDestroy(b->free_timing[d][--b->nfree_timing[d]]);
+            pg__free(e);
+        }
+        b->free_events[d] = NULL;
+        while (b->nfree_timing[d]) {
+            CUevent e = b->free_timing[d][--b->nfree_timing[d]];
+            if (in)
+                b->cu->cuEventDestroy(e);
         }
         b->cu->cuDevicePrimaryCtxRelease(b->d[d].dev);
     }
@@ -862,6 +903,7 @@ static pg_status stream_wait_foreign(pg__backend *b, pg__bstream *s, uint64_t fo
     if (!r)
         r = b->cu->cuStreamWaitEvent(s->s, e->e, 0);
     event_free(b, e);
+    fault_note(b, s->dev, r);
     if (r)
         return (pg_status)pg__cu_error(b->cu, r, "waiting for a foreign CUDA stream");
     return PG_OK;
@@ -879,6 +921,7 @@ static pg_status foreign_wait(pg__backend *b, int dev, uint64_t waiter, uint64_t
         r = waiter ? b->cu->cuStreamWaitEvent((CUstream)(uintptr_t)waiter, e->e, 0)
                    : b->cu->cuEventSynchronize(e->e);
     event_free(b, e);
+    fault_note(b, dev, r);
     if (r)
         return (pg_status)pg__cu_error(b->cu, r, "ordering a foreign CUDA stream after polygpu's");
     return PG_OK;
@@ -890,17 +933,23 @@ static pg_status pointer_device(pg__backend *b, uint64_t ptr, int *dev) {
     int ordinal = -1;
     int attrs[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
     void *data[2] = {&type, &ordinal};
+    /* A failed call says nothing of the address: the driver's error, not the caller's. (No
+     * context is made current for these calls, so a fault is not pinned on a device here.) */
     CUresult r = b->cu->cuPointerGetAttributes(2, attrs, data, (CUdeviceptr)ptr);
-    if (r || (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) || ordinal < 0)
+    if (r)
+        return (pg_status)pg__cu_error(b->cu, r,
+                                       "cuPointerGetAttributes (which GPU holds a device address)");
+    if ((type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) || ordinal < 0)
         return pg__error(PG_ERROR_ARGUMENT, "address %#llx is not CUDA device memory",
                          (unsigned long long)ptr);
-    for (int i = 0; i < b->n; i++) {
-        CUdevice d;
-        if (b->cu->cuDeviceGet(&d, ordinal) == 0 && d == b->d[i].dev) {
+    CUdevice d;
+    if ((r = b->cu->cuDeviceGet(&d, ordinal)) != CUDA_SUCCESS)
+        return (pg_status)pg__cu_error(b->cu, r, "cuDeviceGet");
+    for (int i = 0; i < b->n; i++)
+        if (d == b->d[i].dev) {
             *dev = i;
             return PG_OK;
         }
-    }
     return pg__error(PG_ERROR_ARGUMENT,
                      "address %#llx is on GPU %d, which this runtime does not use (devices=...)",
                      (unsigned long long)ptr, ordinal);
