@@ -141,6 +141,23 @@ static pg_status value_error(pg__runtime *rt, pg__array *a) {
     return PG_OK;
 }
 
+pg_status pg__coh_value_at(pg__runtime *rt, pg__array *a, int loc) {
+    pg__array **ps;
+    int n;
+    pg__array_parts(a, &ps, &n);
+    for (int i = 0; i < n; i++) {
+        pg_status st = value_error(rt, ps[i]);
+        if (!st && !(ps[i]->valid & PG__LOC_BIT(loc)) && !ps[i]->fresh)
+            st = pg__error(PG_ERROR_DEVICE,
+                           "array %llu: its value is no longer at location %d (its device failed "
+                           "while it was being made there)",
+                           (unsigned long long)a->id, loc);
+        if (st)
+            return st;
+    }
+    return PG_OK;
+}
+
 pg_status pg__coh_check_inputs(pg__runtime *rt, pg__comp *c, int dev) {
     for (int i = 0; i < c->nargs; i++) {
         if (!(c->args[i].access & PG_ACCESS_IN))

@@ -81,6 +81,8 @@ pg_status pg_array_device_pointer_synced(pg_array *h, int device, pg_access acce
         st = rt->ops->foreign_wait(rt->b, device, consumer, ours);
     if (!st && !consumer) /* the calling thread waits (the device access is a reader of a) */
         st = wait_history(rt, a, 1);
+    if (!st && !consumer) /* a fault found by that wait leaves no value at the address */
+        st = pg__coh_value_at(rt, a, PG__LOC(device));
     pg__leave(rt);
     return st;
 }

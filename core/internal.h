@@ -667,6 +667,9 @@ pg_status pg__issue_to_host(pg__runtime *rt, pg__comp *c, pg__array *a, pg__comp
 /* Start a copy of a's current value to location loc (0 host, d+1 device d) unless loc holds
  * it already; returns without waiting. The copy counts as a reader of a. */
 pg_status pg__issue_prefetch(pg__runtime *rt, pg__array *a, int loc);
+/* After a wait for a's writers: PG_OK when a's current value is at loc (every piece of it),
+ * else an error saying why not (lost, failed, its device failed meanwhile). */
+pg_status pg__coh_value_at(pg__runtime *rt, pg__array *a, int loc);
 /* Adopted roots (pg_array_adopt_*): copy each piece whose current value is not in the adopted
  * memory back into it (core/array.c); _all for every live root of rt (sync, close). */
 pg_status pg__array_write_home(pg__runtime *rt, pg__array *root);

@@ -266,12 +266,32 @@ pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
     }
     for (int i = 0; !st && i < parts; i++) {
         st = pg__exec_submit(rt, pc[i]);
+        /* A part after the first that cannot be issued (its device failed meanwhile, or has
+         * no room) goes to another device: the parts before it ran, and a failed call must
+         * change nothing, so the call is completed rather than left half done. The first
+         * part's failure is the call's: nothing ran. */
+        for (int tries = 0; st && i && tries < rt->ndev; tries++) {
+            uint32_t ok = 0;
+            for (int d = 0; d < rt->ndev; d++)
+                if ((c->fits >> d & 1) && !rt->dev[d].failed && !(pc[i]->fits >> d & 1))
+                    ok |= 1u << d;
+            pg__comp *q = NULL;
+            if (!ok || make_part(rt, c, __builtin_ctz(ok), pc[i]->block_first,
+                                 pc[i]->block_first + pc[i]->block_count, &q))
+                break;
+            q->part = i + 1;
+            q->parts = parts;
+            pg__comp_unref(rt, pc[i]);
+            pc[i] = q;
+            pg__error_clear();
+            st = pg__exec_submit(rt, q);
+        }
         if (!st && rt->opt.sync)
             st = pg__exec_wait(rt, pc[i]);
         if (st && i)
             st = pg__error_wrap(st,
                                 "kernel '%s': part %d of %d of a split launch (the parts "
-                                "before it were issued)",
+                                "before it were issued; no device could take this one)",
                                 k->name, i + 1, parts);
     }
     for (int i = 0; i < parts; i++)

@@ -287,7 +287,7 @@ static const kdef *kernel_named(const char *name, int *chunked) {
 }
 
 static int nparams_of(const struct CUfunc_st *f) {
-    return (int)strlen(f->k->params) + (f->chunked ? 4 : 0);
+    return (int)strlen(f->k->params) + (f->chunked ? 8 : 0); /* nvrtc/chunk_wrap.h */
 }
 
 /* The arguments' values now, as the driver copies them at the launch. */
@@ -295,8 +295,10 @@ static void take_params(launch *l, struct CUfunc_st *f, void **params) {
     const char *kinds = f->k->params;
     int n = nparams_of(f);
     for (int i = 0; i < n; i++) {
-        int size = i < (int)strlen(kinds) ? (kinds[i] == 'p' ? 8 : 4)
-                                          : (i < (int)strlen(kinds) + 2 ? 8 : 4);
+        /* the wrapper's extra parameters: counters, flags (pointers), blocks per chunk, blocks
+         * (32-bit), the first block (64-bit), the whole grid's x, y, z (32-bit) */
+        int extra = i - (int)strlen(kinds);
+        int size = extra < 0 ? (kinds[i] == 'p' ? 8 : 4) : (extra < 2 || extra == 4 ? 8 : 4);
         l->a[i] = 0;
         memcpy(&l->a[i], params[i], (size_t)size);
     }
@@ -306,13 +308,16 @@ static void run_kernel(const launch *l) {
     const kdef *k = l->fn->k;
     int np = (int)strlen(k->params);
     uint64_t nblocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
-    uint64_t threads = nblocks * l->block[0] * l->block[1] * l->block[2];
+    uint64_t per_block = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+    /* the wrapper runs blocks [first, first + nblocks) of the whole grid (a split launch) */
+    uint64_t from = l->fn->chunked ? l->a[np + 4] * per_block : 0;
+    uint64_t end = from + nblocks * per_block;
     int32_t n = (int32_t)(uint32_t)l->a[np - 1];
-    uint64_t count = n > 0 ? ((uint64_t)n < threads ? (uint64_t)n : threads) : 0;
+    uint64_t stop = n > 0 ? ((uint64_t)n < end ? (uint64_t)n : end) : 0;
     for (int i = 0; i < np; i++)
-        if (k->params[i] == 'p' && !check_range(PF(l->a[i]), count * 4, k->name))
+        if (k->params[i] == 'p' && !check_range(PF(l->a[i]), stop * 4, k->name))
             return;
-    for (uint64_t i = 0; i < count; i++)
+    for (uint64_t i = from; i < stop; i++)
         k->run(l->a, i);
     if (l->fn->chunked && l->a[np]) {
         uint32_t *cnt = (uint32_t *)(uintptr_t)l->a[np],
