@@ -80,7 +80,7 @@ typedef struct pg_options {
     const char *devices;              /* "auto" | "cuda" | "cuda:0,2" | "host:4" |
                                          "sim:dgx1-v100": simulated GPUs in virtual time
                                          (devices/sim/README.md) */
-    const char *policy;               /* device policy name, default "minmax-transfer-time" */
+    const char *policy;               /* device policy name, default "earliest-finish" */
     const char *stream_policy;        /* "fifo" (default) | "always-new" */
     const char *parent_stream_policy; /* "same-as-parent" | "disjoint" | "multigpu-disjoint"
                                          (default) | "multigpu-early-disjoint" */
@@ -759,6 +759,13 @@ typedef struct pg_policy_device {
     double queued_s;    /* predicted seconds until this device's issued work ends: the sum of
                            the predictions for its issued, unfinished computations (those
                            without one count 0), however long they have run already */
+    /* Estimates, with models or without (never unknown; earliest-finish reads them): */
+    double estimated_s; /* this computation's duration here: predicted_s when known, else a
+                           cold estimate, 5 us + its threads over the device's throughput class
+                           (GPUs: SMs x clock, one thread per SM per cycle; CPU devices: worker
+                           threads x one thread per 4 ns) */
+    double backlog_s;   /* the sum of the estimated_s of its issued, unfinished computations
+                           (taken when each was issued) */
 } pg_policy_device;
 
 typedef struct pg_policy_array {
@@ -785,9 +792,15 @@ typedef struct pg_device_policy {
     void (*destroy)(void *state);
 } pg_device_policy;
 
-/* Built-in policies: "round-robin", "stream-aware", "min-transfer-size",
- * "minmax-transfer-time" (the default), "min-transfer-time", and "min-finish-time" (HEFT /
- * StarPU dmda): the candidate with the earliest predicted finish, queued_s + the time to bring
+/* Built-in policies: "earliest-finish" (the default): the candidate where the computation
+ * would end first — backlog_s + the time to bring the inputs it lacks from their fastest valid
+ * source + estimated_s — with ties to the device holding most of its input bytes; but a
+ * computation that writes an array whose current value is on a device (state: a partition's
+ * rows, a chain's accumulator) goes where the data to move (its inputs in, that array back) is
+ * least, load breaking only ties: load never moves state (docs/PLACEMENT.md).
+ * GrCUDA's "round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time" (the
+ * default until 2026-11-28) and "min-transfer-time"; and "min-finish-time" (HEFT / StarPU
+ * dmda): the candidate with the earliest predicted finish, queued_s + the time to bring
  * the inputs it lacks over their slowest valid link + predicted_s; while the computation's
  * duration is unknown on some candidate (not yet calibrated, or models off), it chooses as
  * minmax-transfer-time does. Choosing it turns option models on unless it is set. */

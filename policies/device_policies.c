@@ -5,6 +5,7 @@
 #include "base/alloc.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 
 typedef struct rotation {
@@ -163,7 +164,124 @@ static int min_finish_time(void *state, const pg_policy_view *v) {
     return pick(state, v, v->candidates, score);
 }
 
+/* The fastest link into dst from a location in `from` (a location mask); 0 when none. */
+static double fastest_in(const pg_policy_view *v, uint32_t from, int dst) {
+    int nloc = v->ndevices + 1;
+    double bw = 0;
+    for (int s = 0; s < nloc; s++)
+        if (s != dst && (from >> s & 1) && v->bandwidth[s * nloc + dst] > bw)
+            bw = v->bandwidth[s * nloc + dst];
+    return bw;
+}
+
+/* The fastest link from src to a location in `to`; 0 when none. */
+static double fastest_out(const pg_policy_view *v, int src, uint32_t to) {
+    int nloc = v->ndevices + 1;
+    double bw = 0;
+    for (int s = 0; s < nloc; s++)
+        if (s != src && (to >> s & 1) && v->bandwidth[src * nloc + s] > bw)
+            bw = v->bandwidth[src * nloc + s];
+    return bw;
+}
+
+/* Whether the computation writes state: an array whose current value is on some device but not
+ * on every candidate (a fresh array is valid everywhere; one only on the host has no device to
+ * call home). Where it runs, that array's value then lives. */
+static int writes_state(const pg_policy_view *v) {
+    uint32_t cand = v->candidates << 1;
+    for (int a = 0; a < v->narrays; a++) {
+        const pg_policy_array *pa = &v->arrays[a];
+        if ((pa->access & PG_ACCESS_OUT) && (pa->valid & ~1u) && (pa->valid & cand) != cand)
+            return 1;
+    }
+    return 0;
+}
+
+/* Seconds of data movement if the computation runs on device d: each input d lacks comes from
+ * its fastest valid source (as coherence copies it, core/coherence.c); each written array whose
+ * value is on other devices only must later go back to one of them, where the rest of its work
+ * is (counted only with `state`). */
+static double move_time(const pg_policy_view *v, int d, int state) {
+    int dst = d + 1;
+    double t = 0;
+    for (int a = 0; a < v->narrays; a++) {
+        const pg_policy_array *pa = &v->arrays[a];
+        if (pa->valid >> dst & 1)
+            continue;
+        if (pa->access & PG_ACCESS_IN) {
+            double bw = fastest_in(v, pa->valid, dst);
+            if (bw <= 0)
+                bw = v->bandwidth[dst]; /* no valid source named: as if from the host */
+            t += (double)pa->nbytes / (bw * 1e9);
+        }
+        if (state && (pa->access & PG_ACCESS_OUT) && (pa->valid & ~1u)) {
+            double bw = fastest_out(v, dst, pa->valid & ~1u);
+            if (bw > 0)
+                t += (double)pa->nbytes / (bw * 1e9);
+        }
+    }
+    return t;
+}
+
+static int less(double a, double b) {
+    return a < b - (fabs(b) * 1e-9 + 1e-15);
+}
+
+/* Earliest finish (StarPU's dmda, HEFT's earliest finish time, without models to start from):
+ * for each candidate, when it would finish this computation — its backlog (the estimated
+ * durations of its issued, unfinished work), then the copies of the inputs it lacks, then this
+ * computation's estimated duration there — and the earliest wins; ties go to the device
+ * holding most of the input bytes, then to the one with the fewest busy streams, then in
+ * rotation. Eight independent calls reading one array thus spread: a device that holds the
+ * array but has k calls queued loses to one that would copy it and start now, once one call
+ * outlasts the copy.
+ * A computation that writes state (writes_state) is placed by data first: the device where the
+ * copies in and the write-back are least, the earliest finish breaking only ties. Load is
+ * transient and data placement is not: moving a partition's rows to a device that looks idle
+ * for a moment costs their copies every round after (its neighbours' halos cross devices, and
+ * the next imbalance moves it again), and a chain that writes its accumulator stays with it. */
+static int earliest_finish(void *state, const pg_policy_view *v) {
+    rotation *r = state;
+    int st = writes_state(v);
+    double move[PG_MAX_DEVICES], finish[PG_MAX_DEVICES], held[PG_MAX_DEVICES];
+    int best = -1;
+    for (int d = 0; d < v->ndevices; d++) {
+        if (!(v->candidates >> d & 1))
+            continue;
+        move[d] = move_time(v, d, st);
+        finish[d] = v->devices[d].backlog_s + move_time(v, d, 0) + v->devices[d].estimated_s;
+        held[d] = 0;
+        for (int a = 0; a < v->narrays; a++)
+            if ((v->arrays[a].access & PG_ACCESS_IN) && (v->arrays[a].valid >> (d + 1) & 1))
+                held[d] += (double)v->arrays[a].nbytes;
+    }
+    /* Lexicographic: (state: move), finish, -held, busy streams; the rotation among equals. */
+    for (int i = 0; i < v->ndevices; i++) {
+        int d = (int)((r->next + (unsigned)i) % (unsigned)v->ndevices);
+        if (!(v->candidates >> d & 1))
+            continue;
+        if (best < 0) {
+            best = d;
+            continue;
+        }
+        int better;
+        if (st && (less(move[d], move[best]) || less(move[best], move[d])))
+            better = less(move[d], move[best]);
+        else if (less(finish[d], finish[best]) || less(finish[best], finish[d]))
+            better = less(finish[d], finish[best]);
+        else if (held[d] != held[best])
+            better = held[d] > held[best];
+        else
+            better = v->devices[d].busy_streams < v->devices[best].busy_streams;
+        if (better)
+            best = d;
+    }
+    r->next = (unsigned)best + 1;
+    return best;
+}
+
 static const pg__builtin_policy builtins[] = {
+    {"earliest-finish", {create, earliest_finish, destroy}},
     {"round-robin", {create, round_robin, destroy}},
     {"stream-aware", {create, stream_aware, destroy}},
     {"min-transfer-size", {create, min_transfer_size, destroy}},
