@@ -42,6 +42,11 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
         arrays[i].nbytes = a->nbytes;
         arrays[i].valid = a->fresh ? all : a->valid;
         arrays[i].access = c->args[i].access;
+        arrays[i].readers = 0;
+        for (int r = 0; r < a->hist.nreaders; r++) {
+            const pg__comp *rc = a->hist.readers[r];
+            arrays[i].readers += rc != c && rc->kind == PG__KERNEL;
+        }
     }
     v->ndevices = rt->ndev;
     v->devices = devs;

@@ -184,16 +184,25 @@ static double fastest_out(const pg_policy_view *v, int src, uint32_t to) {
     return bw;
 }
 
-/* Whether the computation writes state: an array whose current value is on some device but not
- * on every candidate (a fresh array is valid everywhere; one only on the host has no device to
- * call home). Where it runs, that array's value then lives. */
-static int writes_state(const pg_policy_view *v) {
-    uint32_t cand = v->candidates << 1;
-    for (int a = 0; a < v->narrays; a++) {
-        const pg_policy_array *pa = &v->arrays[a];
-        if ((pa->access & PG_ACCESS_OUT) && (pa->valid & ~1u) && (pa->valid & cand) != cand)
+/* Whether an argument is state, data that load must not move: a value on some candidates but
+ * not all that the computation writes (where it runs, that value then lives: a partition's rows,
+ * a chain's accumulator), or that it reads while no other call shares it and no host copy
+ * exists (made on a device for this call's work: the previous step of a chain, a partition's
+ * rows from the last sweep). An input that came from the host (asarray) or that other calls
+ * already read is a shared input: copying it replicates it, and the copy serves later calls. */
+static int is_state(const pg_policy_view *v, const pg_policy_array *pa) {
+    uint32_t cand = v->candidates << 1, on = pa->valid & ~1u;
+    if (!on || (on & cand) == cand)
+        return 0; /* on no device (host only, or lost), or on every candidate (fresh too) */
+    if (pa->access & PG_ACCESS_OUT)
+        return 1;
+    return !(pa->valid & 1u) && pa->readers == 0;
+}
+
+static int has_state(const pg_policy_view *v) {
+    for (int a = 0; a < v->narrays; a++)
+        if (is_state(v, &v->arrays[a]))
             return 1;
-    }
     return 0;
 }
 
@@ -214,7 +223,7 @@ static double move_time(const pg_policy_view *v, int d, int state) {
                 bw = v->bandwidth[dst]; /* no valid source named: as if from the host */
             t += (double)pa->nbytes / (bw * 1e9);
         }
-        if (state && (pa->access & PG_ACCESS_OUT) && (pa->valid & ~1u)) {
+        if (state && (pa->access & PG_ACCESS_OUT) && is_state(v, pa)) {
             double bw = fastest_out(v, dst, pa->valid & ~1u);
             if (bw > 0)
                 t += (double)pa->nbytes / (bw * 1e9);
@@ -235,14 +244,14 @@ static int less(double a, double b) {
  * rotation. Eight independent calls reading one array thus spread: a device that holds the
  * array but has k calls queued loses to one that would copy it and start now, once one call
  * outlasts the copy.
- * A computation that writes state (writes_state) is placed by data first: the device where the
+ * A computation with state (is_state) is placed by data first: the device where the
  * copies in and the write-back are least, the earliest finish breaking only ties. Load is
  * transient and data placement is not: moving a partition's rows to a device that looks idle
  * for a moment costs their copies every round after (its neighbours' halos cross devices, and
  * the next imbalance moves it again), and a chain that writes its accumulator stays with it. */
 static int earliest_finish(void *state, const pg_policy_view *v) {
     rotation *r = state;
-    int st = writes_state(v);
+    int st = has_state(v);
     double move[PG_MAX_DEVICES], finish[PG_MAX_DEVICES], held[PG_MAX_DEVICES];
     int best = -1;
     for (int d = 0; d < v->ndevices; d++) {

@@ -79,9 +79,9 @@ int main(void) {
     /* min-transfer-size: the device already holding most of the input bytes. */
     {
         pg_policy_array arr[3] = {
-            {1000, HOST | ON(1), PG_ACCESS_IN},
-            {5000, ON(2), PG_ACCESS_IN},
-            {9000, HOST, PG_ACCESS_OUT}, /* output only: never copied, never counted */
+            {1000, HOST | ON(1), PG_ACCESS_IN, 0},
+            {5000, ON(2), PG_ACCESS_IN, 0},
+            {9000, HOST, PG_ACCESS_OUT, 0}, /* output only: never copied, never counted */
         };
         pg_policy_view v = view(arr, 3);
         CHECK(choose("min-transfer-size", &v) == 2);
@@ -89,7 +89,7 @@ int main(void) {
         CHECK(choose("min-transfer-size", &v) == 1);
         /* Exploration threshold: a device holding under 10% counts as holding nothing, so
          * all devices tie and the busy-stream tie break decides. */
-        pg_policy_array small[2] = {{50, ON(3), PG_ACCESS_IN}, {1000, HOST, PG_ACCESS_IN}};
+        pg_policy_array small[2] = {{50, ON(3), PG_ACCESS_IN, 0}, {1000, HOST, PG_ACCESS_IN, 0}};
         v = view(small, 2);
         devs[3].busy_streams = 1;
         CHECK(choose("min-transfer-size", &v) == 0);
@@ -103,7 +103,7 @@ int main(void) {
         /* Array A (4 MB) is on devices 0 and 1. Device 2 and 3 would copy it. Make links into
          * device 0 from device 1 irrelevant (A is local on 0 and 1: zero cost), so 0 and 1 tie;
          * then slow down device 0's busy state to see the tie broken. */
-        pg_policy_array arr[1] = {{4000000, ON(0) | ON(1), PG_ACCESS_IN}};
+        pg_policy_array arr[1] = {{4000000, ON(0) | ON(1), PG_ACCESS_IN, 0}};
         pg_policy_view v = view(arr, 1);
         int d = choose("minmax-transfer-time", &v);
         CHECK(d == 0 || d == 1);
@@ -116,7 +116,8 @@ int main(void) {
          * array X from 1 over a slow link; device 1 pulls Y from 2 over a fast one. */
         uniform(10, 100);
         bw[2 * NLOC + 3] = 1; /* device 1 -> device 2: 1 GB/s */
-        pg_policy_array two[2] = {{1000000, ON(1), PG_ACCESS_IN}, {1000000, ON(2), PG_ACCESS_IN}};
+        pg_policy_array two[2] = {{1000000, ON(1), PG_ACCESS_IN, 0},
+                                  {1000000, ON(2), PG_ACCESS_IN, 0}};
         v = view(two, 2);
         CHECK(choose("minmax-transfer-time", &v) == 1);
         /* min-transfer-size sees equal bytes on 1 and 2 (tie, rotation picks first = 1) but
@@ -130,12 +131,13 @@ int main(void) {
          * to every device, 10 GB/s) and on device 0 (fast to 1, 2, 3). Device 0 holds it.
          * With a second array Y only on the host, both policies prefer device 0. */
         uniform(10, 100);
-        pg_policy_array xy[2] = {{8000000, HOST | ON(0), PG_ACCESS_IN}, {1000, HOST, PG_ACCESS_IN}};
+        pg_policy_array xy[2] = {{8000000, HOST | ON(0), PG_ACCESS_IN, 0},
+                                 {1000, HOST, PG_ACCESS_IN, 0}};
         v = view(xy, 2);
         CHECK(choose("minmax-transfer-time", &v) == 0);
         CHECK(choose("min-transfer-time", &v) == 0);
         /* Exploration threshold: under 10% held counts as nothing. */
-        pg_policy_array tiny[2] = {{100, ON(3), PG_ACCESS_IN}, {100000, HOST, PG_ACCESS_IN}};
+        pg_policy_array tiny[2] = {{100, ON(3), PG_ACCESS_IN, 0}, {100000, HOST, PG_ACCESS_IN, 0}};
         v = view(tiny, 2);
         v.exploration_threshold = 0.1;
         devs[3].busy_streams = 1;
@@ -152,7 +154,7 @@ int main(void) {
         pg__interconnect_default(&ic, NDEV, 10, 100);
         ic.bw[0 * NLOC + 3] = 20;
         pg__interconnect_equalize(&ic, 0.10, bw);
-        pg_policy_array h[1] = {{1 << 20, HOST, PG_ACCESS_IN}};
+        pg_policy_array h[1] = {{1 << 20, HOST, PG_ACCESS_IN, 0}};
         v = view(h, 1);
         const char *timed[] = {"minmax-transfer-time", "min-transfer-time"};
         for (int p = 0; p < 2; p++) {
@@ -172,7 +174,8 @@ int main(void) {
         pg__interconnect_default(&ic, NDEV, 10, 100);
         ic.bw[1 * NLOC + 2] = 97;  /* device 0 -> 1: device 1 pulls A */
         ic.bw[2 * NLOC + 1] = 103; /* device 1 -> 0: device 0 pulls B */
-        pg_policy_array ab[2] = {{1 << 20, ON(0), PG_ACCESS_IN}, {1 << 20, ON(1), PG_ACCESS_IN}};
+        pg_policy_array ab[2] = {{1 << 20, ON(0), PG_ACCESS_IN, 0},
+                                 {1 << 20, ON(1), PG_ACCESS_IN, 0}};
         v = view(ab, 2);
         for (int p = 0; p < 2; p++) {
             const pg_device_policy *pol = policy(timed[p]);
@@ -196,8 +199,8 @@ int main(void) {
          * (a device holding neither input is never chosen over one that holds enough). */
         uniform(10, 100);
         bw[0 * NLOC + 1] = 1;
-        pg_policy_array slow_host[2] = {{1 << 20, ON(0), PG_ACCESS_IN},
-                                        {1 << 20, HOST, PG_ACCESS_IN}};
+        pg_policy_array slow_host[2] = {{1 << 20, ON(0), PG_ACCESS_IN, 0},
+                                        {1 << 20, HOST, PG_ACCESS_IN, 0}};
         v = view(slow_host, 2);
         CHECK(choose("minmax-transfer-time", &v) == 0);
         CHECK(choose("min-transfer-time", &v) == 0);
@@ -207,7 +210,7 @@ int main(void) {
 
     /* Candidates restrict every policy. */
     {
-        pg_policy_array arr[1] = {{1000000, ON(0), PG_ACCESS_IN}};
+        pg_policy_array arr[1] = {{1000000, ON(0), PG_ACCESS_IN, 0}};
         pg_policy_view v = view(arr, 1);
         v.candidates = 1u << 2;
         const char *names[] = {"round-robin", "stream-aware", "min-transfer-size",
