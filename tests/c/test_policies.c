@@ -208,14 +208,90 @@ int main(void) {
         uniform(10, 100);
     }
 
+    /* earliest-finish: backlog + copies of what a device lacks + the call's estimate. */
+    {
+        uniform(10, 100);
+        for (int d = 0; d < NDEV; d++)
+            devs[d].estimated_s = 1e-4, devs[d].backlog_s = 0;
+        /* A shared input x (1 MB, from the host, on device 0 too: 10 us to copy from device
+         * 0) and a fresh output (valid everywhere). Idle devices: device 0, which holds x. */
+        pg_policy_array arr[2] = {
+            {1000000, HOST | ON(0), PG_ACCESS_IN, 0},
+            {1000000, HOST | ON(0) | ON(1) | ON(2) | ON(3), PG_ACCESS_OUT, 0}};
+        pg_policy_view v = view(arr, 2);
+        CHECK(choose("earliest-finish", &v) == 0);
+        /* Device 0's queue outlasts the copy: another device; the data-aware policies do not
+         * look at the queue. */
+        devs[0].backlog_s = 1e-4;
+        int d = choose("earliest-finish", &v);
+        CHECK(d != 0);
+        CHECK(choose("minmax-transfer-time", &v) == 0);
+        CHECK(choose("min-transfer-size", &v) == 0);
+        /* ... and successive calls, each adding its estimate to its device's backlog, spread
+         * over all four devices. */
+        const pg_device_policy *ef = policy("earliest-finish");
+        void *st = ef->create(NDEV);
+        devs[0].backlog_s = 0;
+        unsigned used = 0;
+        for (int i = 0; i < NDEV; i++) {
+            int c = ef->choose(st, &v);
+            used |= 1u << c;
+            devs[c].backlog_s += devs[c].estimated_s;
+            arr[0].valid |= ON(c); /* x was copied there */
+        }
+        CHECK(used == (1u << NDEV) - 1);
+        ef->destroy(st);
+        for (int i = 0; i < NDEV; i++)
+            devs[i].backlog_s = 0;
+        /* Ties to locality: device 0's backlog equals the copy elsewhere (1 MB at 100 GB/s). */
+        arr[0].valid = HOST | ON(0);
+        devs[0].backlog_s = 1e-5;
+        for (int i = 0; i < 3; i++)
+            CHECK(choose("earliest-finish", &v) == 0);
+        /* A faster device (a shorter estimate) wins when that outweighs the copy. */
+        devs[0].backlog_s = 0;
+        devs[2].estimated_s = 1e-5;
+        CHECK(choose("earliest-finish", &v) == 2);
+        devs[2].estimated_s = 1e-4;
+
+        /* State does not move for load. An output whose value is on device 2 (a partition's
+         * rows): device 2 however long its queue. */
+        devs[2].backlog_s = 1.0;
+        pg_policy_array part[2] = {{1000000, HOST | ON(2), PG_ACCESS_IN, 0},
+                                   {1000000, ON(2), PG_ACCESS_OUT, 0}};
+        v = view(part, 2);
+        CHECK(choose("earliest-finish", &v) == 2);
+        /* An input made on device 2 that no other call reads (a chain's last step): the same. */
+        pg_policy_array chain[2] = {
+            {1000000, ON(2), PG_ACCESS_IN, 0},
+            {1000000, HOST | ON(0) | ON(1) | ON(2) | ON(3), PG_ACCESS_OUT, 0}};
+        v = view(chain, 2);
+        CHECK(choose("earliest-finish", &v) == 2);
+        /* Once another call reads it, it is a shared input: the queue counts again. */
+        chain[0].readers = 1;
+        CHECK(choose("earliest-finish", &v) != 2);
+        /* Among devices with the same data to move, the earliest finish: the output is on
+         * devices 1 and 2 (each would copy the input, which is on the host only). */
+        pg_policy_array two_homes[2] = {{1000000, HOST, PG_ACCESS_IN, 0},
+                                        {1000000, ON(1) | ON(2), PG_ACCESS_OUT, 0}};
+        v = view(two_homes, 2);
+        devs[1].backlog_s = 0.5; /* device 2's: 1 s */
+        CHECK(choose("earliest-finish", &v) == 1);
+        devs[1].backlog_s = 2.0;
+        CHECK(choose("earliest-finish", &v) == 2);
+        devs[1].backlog_s = devs[2].backlog_s = 0;
+        for (int d2 = 0; d2 < NDEV; d2++)
+            devs[d2].estimated_s = 0;
+    }
+
     /* Candidates restrict every policy. */
     {
         pg_policy_array arr[1] = {{1000000, ON(0), PG_ACCESS_IN, 0}};
         pg_policy_view v = view(arr, 1);
         v.candidates = 1u << 2;
-        const char *names[] = {"round-robin", "stream-aware", "min-transfer-size",
-                               "minmax-transfer-time", "min-transfer-time"};
-        for (int i = 0; i < 5; i++)
+        const char *names[] = {"round-robin",          "stream-aware",      "min-transfer-size",
+                               "minmax-transfer-time", "min-transfer-time", "earliest-finish"};
+        for (int i = 0; i < 6; i++)
             CHECK(choose(names[i], &v) == 2);
     }
 
