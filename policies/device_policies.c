@@ -199,11 +199,21 @@ static int is_state(const pg_policy_view *v, const pg_policy_array *pa) {
     return !(pa->valid & 1u) && pa->readers == 0;
 }
 
+/* Whether state is most of what the computation touches (its inputs and the state it writes):
+ * then load must not move it. A little state beside inputs that must be copied anyway (MUL's
+ * 64-byte result rows beside the matrix rows the host rewrote) does not pin it: that made
+ * all of MUL's products follow its shared vector to one device. */
 static int has_state(const pg_policy_view *v) {
-    for (int a = 0; a < v->narrays; a++)
-        if (is_state(v, &v->arrays[a]))
-            return 1;
-    return 0;
+    double state = 0, total = 0;
+    for (int a = 0; a < v->narrays; a++) {
+        const pg_policy_array *pa = &v->arrays[a];
+        int s = is_state(v, pa);
+        if (s)
+            state += (double)pa->nbytes;
+        if (s || (pa->access & PG_ACCESS_IN))
+            total += (double)pa->nbytes;
+    }
+    return state > 0 && 2 * state >= total;
 }
 
 /* Seconds of data movement if the computation runs on device d: each input d lacks comes from
@@ -232,9 +242,18 @@ static double move_time(const pg_policy_view *v, int d, int state) {
     return t;
 }
 
-static int less(double a, double b) {
-    return a < b - (fabs(b) * 1e-9 + 1e-15);
+static int less_by(double a, double b, double tol) {
+    return a < b - (fabs(b) * 1e-9 + 1e-15 + tol);
 }
+
+static int less(double a, double b) {
+    return less_by(a, b, 0);
+}
+
+/* Finish times closer than this fraction of the call's own estimate are ties: the cold
+ * estimate is an order of magnitude, not a measurement, and a copy of a few hundred bytes must
+ * not decide where a call goes (MUL's products all followed its 1 KB vector to one device). */
+#define FINISH_TIE 0.1
 
 /* Earliest finish (StarPU's dmda, HEFT's earliest finish time, without models to start from):
  * for each candidate, when it would finish this computation — its backlog (the estimated
@@ -252,17 +271,27 @@ static int less(double a, double b) {
 static int earliest_finish(void *state, const pg_policy_view *v) {
     rotation *r = state;
     int st = has_state(v);
-    double move[PG_MAX_DEVICES], finish[PG_MAX_DEVICES], held[PG_MAX_DEVICES];
+    double move[PG_MAX_DEVICES], finish[PG_MAX_DEVICES], held[PG_MAX_DEVICES], input = 0;
+    double tie = DBL_MAX;
     int best = -1;
+    for (int a = 0; a < v->narrays; a++)
+        if (v->arrays[a].access & PG_ACCESS_IN)
+            input += (double)v->arrays[a].nbytes;
     for (int d = 0; d < v->ndevices; d++) {
         if (!(v->candidates >> d & 1))
             continue;
         move[d] = move_time(v, d, st);
         finish[d] = v->devices[d].backlog_s + move_time(v, d, 0) + v->devices[d].estimated_s;
+        if (FINISH_TIE * v->devices[d].estimated_s < tie)
+            tie = FINISH_TIE * v->devices[d].estimated_s;
         held[d] = 0;
         for (int a = 0; a < v->narrays; a++)
             if ((v->arrays[a].access & PG_ACCESS_IN) && (v->arrays[a].valid >> (d + 1) & 1))
                 held[d] += (double)v->arrays[a].nbytes;
+        /* Locality as GrCUDA's exploration threshold counts it: under its share of the input
+         * bytes, a device holds nothing worth staying for. */
+        if (held[d] < v->exploration_threshold * input)
+            held[d] = 0;
     }
     /* Lexicographic: (state: move), finish, -held, busy streams; the rotation among equals. */
     for (int i = 0; i < v->ndevices; i++) {
@@ -276,8 +305,8 @@ static int earliest_finish(void *state, const pg_policy_view *v) {
         int better;
         if (st && (less(move[d], move[best]) || less(move[best], move[d])))
             better = less(move[d], move[best]);
-        else if (less(finish[d], finish[best]) || less(finish[best], finish[d]))
-            better = less(finish[d], finish[best]);
+        else if (less_by(finish[d], finish[best], tie) || less_by(finish[best], finish[d], tie))
+            better = less_by(finish[d], finish[best], tie);
         else if (held[d] != held[best])
             better = held[d] > held[best];
         else
