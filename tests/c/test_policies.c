@@ -280,6 +280,30 @@ int main(void) {
         devs[1].backlog_s = 2.0;
         CHECK(choose("earliest-finish", &v) == 2);
         devs[1].backlog_s = devs[2].backlog_s = 0;
+
+        /* A little state does not pin a call: MUL's product writes 64 bytes of its rows (on
+         * device 1) beside 16 KB of matrix rows from the host and a 1 KB vector on device 1.
+         * Device 1 busy: elsewhere. Idle everywhere: the vector's copy is under a tenth of the
+         * call's estimate and under the exploration threshold of the input, so the calls
+         * rotate instead of all following the vector. */
+        pg_policy_array mul[3] = {{64, ON(1), PG_ACCESS_OUT, 0},
+                                  {16384, HOST, PG_ACCESS_IN, 0},
+                                  {1024, HOST | ON(1), PG_ACCESS_IN, 1}};
+        v = view(mul, 3);
+        devs[1].backlog_s = 1e-4;
+        CHECK(choose("earliest-finish", &v) != 1);
+        devs[1].backlog_s = 0;
+        st = ef->create(NDEV);
+        used = 0;
+        for (int i = 0; i < NDEV; i++)
+            used |= 1u << ef->choose(st, &v);
+        CHECK(used == (1u << NDEV) - 1);
+        ef->destroy(st);
+        /* When the rows are most of the bytes, they pin it: a 1 MB output on device 1. */
+        mul[0].nbytes = 1 << 20;
+        devs[1].backlog_s = 1.0;
+        CHECK(choose("earliest-finish", &v) == 1);
+        devs[1].backlog_s = 0;
         for (int d2 = 0; d2 < NDEV; d2++)
             devs[d2].estimated_s = 0;
     }
