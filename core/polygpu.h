@@ -797,10 +797,12 @@ typedef struct pg_device_policy {
 
 /* Built-in policies: "earliest-finish" (the default): the candidate where the computation
  * would end first — backlog_s + the time to bring the inputs it lacks from their fastest valid
- * source + estimated_s — with ties to the device holding most of its input bytes; but a
- * computation that writes an array whose current value is on a device (state: a partition's
- * rows, a chain's accumulator) goes where the data to move (its inputs in, that array back) is
- * least, load breaking only ties: load never moves state (docs/PLACEMENT.md).
+ * source + estimated_s — finishes within a tenth of estimated_s tie, and ties go to the
+ * device holding most of its input bytes; but a computation whose bytes are mostly state (an
+ * array it writes whose value is on a device: a partition's rows; an input made on a device
+ * that no other call reads: a chain's last step) goes where the data to move (its inputs in,
+ * that state back) is least, load breaking only ties: load never moves state
+ * (docs/PLACEMENT.md).
  * GrCUDA's "round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time" (the
  * default until 2026-11-28) and "min-transfer-time"; and "min-finish-time" (HEFT / StarPU
  * dmda): the candidate with the earliest predicted finish, queued_s + the time to bring
