@@ -45,7 +45,7 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
         arrays[i].readers = 0;
         for (int r = 0; r < a->hist.nreaders; r++) {
             const pg__comp *rc = a->hist.readers[r];
-            arrays[i].readers += rc != c && rc->kind == PG__KERNEL;
+            arrays[i].readers += rc != c && rc->kind == PG__KERNEL && !pg__comp_known_done(rc);
         }
     }
     v->ndevices = rt->ndev;

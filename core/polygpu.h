@@ -772,9 +772,8 @@ typedef struct pg_policy_array {
     uint64_t nbytes;
     uint32_t valid; /* location bitmask holding the current value */
     pg_access access;
-    uint32_t readers; /* other kernels that read its current value (since it was written; kept
-                         while unfinished, finished ones are forgotten in time): 0, a value no
-                         other call shares yet */
+    uint32_t readers; /* other kernels reading its current value that have not been seen
+                         finished: 0, a value no other call is using now */
 } pg_policy_array;
 
 typedef struct pg_policy_view {

@@ -186,17 +186,15 @@ static double fastest_out(const pg_policy_view *v, int src, uint32_t to) {
 
 /* Whether an argument is state, data that load must not move: a value on some candidates but
  * not all that the computation writes (where it runs, that value then lives: a partition's rows,
- * a chain's accumulator), or that it reads while no other call shares it and no host copy
- * exists (made on a device for this call's work: the previous step of a chain, a partition's
- * rows from the last sweep). An input that came from the host (asarray) or that other calls
- * already read is a shared input: copying it replicates it, and the copy serves later calls. */
+ * an accumulator), or that it reads while no other unfinished call reads it (its own data: a
+ * partition's rows or its block of a matrix, the previous step of a chain). An input that other
+ * unfinished calls read is a shared input (the dataset of a parameter sweep): the device
+ * holding it is busy with those calls, and a copy elsewhere serves the calls that follow. */
 static int is_state(const pg_policy_view *v, const pg_policy_array *pa) {
     uint32_t cand = v->candidates << 1, on = pa->valid & ~1u;
     if (!on || (on & cand) == cand)
         return 0; /* on no device (host only, or lost), or on every candidate (fresh too) */
-    if (pa->access & PG_ACCESS_OUT)
-        return 1;
-    return !(pa->valid & 1u) && pa->readers == 0;
+    return (pa->access & PG_ACCESS_OUT) || pa->readers == 0;
 }
 
 /* Whether state is most of what the computation touches (its inputs and the state it writes):

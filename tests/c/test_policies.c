@@ -214,9 +214,10 @@ int main(void) {
         for (int d = 0; d < NDEV; d++)
             devs[d].estimated_s = 1e-4, devs[d].backlog_s = 0;
         /* A shared input x (1 MB, from the host, on device 0 too: 10 us to copy from device
-         * 0) and a fresh output (valid everywhere). Idle devices: device 0, which holds x. */
+         * 0; another unfinished call reads it) and a fresh output (valid everywhere). Idle
+         * devices: device 0, which holds x. */
         pg_policy_array arr[2] = {
-            {1000000, HOST | ON(0), PG_ACCESS_IN, 0},
+            {1000000, HOST | ON(0), PG_ACCESS_IN, 1},
             {1000000, HOST | ON(0) | ON(1) | ON(2) | ON(3), PG_ACCESS_OUT, 0}};
         pg_policy_view v = view(arr, 2);
         CHECK(choose("earliest-finish", &v) == 0);
@@ -227,6 +228,10 @@ int main(void) {
         CHECK(d != 0);
         CHECK(choose("minmax-transfer-time", &v) == 0);
         CHECK(choose("min-transfer-size", &v) == 0);
+        /* With no other call reading x, x is this call's own data: it stays with it. */
+        arr[0].readers = 0;
+        CHECK(choose("earliest-finish", &v) == 0);
+        arr[0].readers = 1;
         /* ... and successive calls, each adding its estimate to its device's backlog, spread
          * over all four devices. */
         const pg_device_policy *ef = policy("earliest-finish");
