@@ -798,8 +798,8 @@ typedef struct pg_device_policy {
  * would end first — backlog_s + the time to bring the inputs it lacks from their fastest valid
  * source + estimated_s — finishes within a tenth of estimated_s tie, and ties go to the
  * device holding most of its input bytes; but a computation whose bytes are mostly state (an
- * array it writes whose value is on a device: a partition's rows; an input made on a device
- * that no other call reads: a chain's last step) goes where the data to move (its inputs in,
+ * array it writes whose value is on a device: a partition's rows; an input on a device that
+ * no other unfinished call reads: a chain's last step) goes where the data to move (its inputs in,
  * that state back) is least, load breaking only ties: load never moves state
  * (docs/PLACEMENT.md).
  * GrCUDA's "round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time" (the

@@ -261,7 +261,8 @@ static int less(double a, double b) {
  * rotation. Eight independent calls reading one array thus spread: a device that holds the
  * array but has k calls queued loses to one that would copy it and start now, once one call
  * outlasts the copy.
- * A computation with state (is_state) is placed by data first: the device where the
+ * A computation whose bytes are mostly state (has_state) is placed by data first: the device
+ * where the
  * copies in and the write-back are least, the earliest finish breaking only ties. Load is
  * transient and data placement is not: moving a partition's rows to a device that looks idle
  * for a moment costs their copies every round after (its neighbours' halos cross devices, and
