@@ -262,8 +262,7 @@ static int less(double a, double b) {
  * array but has k calls queued loses to one that would copy it and start now, once one call
  * outlasts the copy.
  * A computation whose bytes are mostly state (has_state) is placed by data first: the device
- * where the
- * copies in and the write-back are least, the earliest finish breaking only ties. Load is
+ * where the copies in and the write-back are least, the earliest finish breaking only ties. Load is
  * transient and data placement is not: moving a partition's rows to a device that looks idle
  * for a moment costs their copies every round after (its neighbours' halos cross devices, and
  * the next imbalance moves it again), and a chain that writes its accumulator stays with it. */
