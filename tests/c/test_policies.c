@@ -309,6 +309,20 @@ int main(void) {
         devs[1].backlog_s = 1.0;
         CHECK(choose("earliest-finish", &v) == 1);
         devs[1].backlog_s = 0;
+
+        /* A call that reads nothing goes as GrCUDA's data-blind choice: the fewest busy
+         * streams, in rotation, whatever the queues (CG's zeroing of each partition's rows
+         * then stays in step with its products). */
+        pg_policy_array zero[1] = {{1024, HOST | ON(0) | ON(1) | ON(2) | ON(3), PG_ACCESS_OUT, 0}};
+        v = view(zero, 1);
+        devs[2].backlog_s = 1.0;
+        devs[0].busy_streams = 1;
+        st = ef->create(NDEV);
+        int z0 = ef->choose(st, &v), z1 = ef->choose(st, &v), z2 = ef->choose(st, &v);
+        CHECK(z0 == 1 && z1 == 2 && z2 == 3);
+        ef->destroy(st);
+        devs[2].backlog_s = 0;
+        devs[0].busy_streams = 0;
         for (int d2 = 0; d2 < NDEV; d2++)
             devs[d2].estimated_s = 0;
     }
