@@ -45,7 +45,7 @@ import workloads.common  # noqa: E402
 from workloads.common import fmt_bytes, sample_stride  # noqa: E402
 
 POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time",
-            "min-transfer-time", "min-finish-time")
+            "min-transfer-time", "min-finish-time", "earliest-finish")
 DEFAULT_POLICY = "minmax-transfer-time"
 #: cuda: the tuned hand-written CUDA C baseline; cuda-untuned: its first version (an ablation);
 #: cuda-streams: CG's tuned baseline without the CUDA graph; cuda-sync: synchronous, one GPU;

@@ -205,11 +205,7 @@ static void finish(pg__runtime *rt, pg__comp *c) {
     }
     if (c->device >= 0 && rt->dev[c->device].inflight > 0)
         rt->dev[c->device].inflight--;
-    if (c->pred_ns && c->device >= 0) {
-        uint64_t *q = &rt->dev[c->device].queued_ns;
-        *q = *q > c->pred_ns ? *q - c->pred_ns : 0;
-        c->pred_ns = 0;
-    }
+    pg__models_queue_done(rt, c);
     release_work(rt, c);
 }
 

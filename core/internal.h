@@ -128,6 +128,7 @@ struct pg__comp {
     pg__timing timing;
     int timed;
     uint64_t pred_ns; /* predicted duration (models), counted in its device's queued_ns */
+    uint64_t est_ns;  /* estimated duration (models, else cold), counted in its backlog_ns */
     int stream_taken; /* a child already reuses this computation's stream */
     /* host accesses: the threads holding it open (another thread's access that it covers
      * shares it), with their holds; holders_lost when that is no longer known */
@@ -310,9 +311,10 @@ typedef struct pg__device {
     pg__stream *streams[PG__MAX_STREAMS];
     pg__stream *copy_stream; /* prefetch: input copies go here */
     uint64_t inflight;
-    uint64_t queued_ns; /* predicted durations of its issued, unfinished computations */
-    int failed;         /* a kernel faulted here: nothing is placed here any more */
-    char *failure;      /* why, owned (may be NULL when out of memory) */
+    uint64_t queued_ns;  /* predicted durations of its issued, unfinished computations */
+    uint64_t backlog_ns; /* estimated durations of the same (pg__models_estimate_ns) */
+    int failed;          /* a kernel faulted here: nothing is placed here any more */
+    char *failure;       /* why, owned (may be NULL when out of memory) */
     /* memory pressure (core/evict.c); the bytes held are rt->stats.device_bytes[d] */
     uint64_t loads;   /* placements that allocated buffers here while a limit was in force */
     int pingpong;     /* consecutive loads that undid the previous one (see evict.c) */
@@ -487,6 +489,13 @@ void pg__models_note(pg__runtime *rt, const pg__comp *c);
  * model is full, then one launch in 16). */
 int pg__models_want_timing(pg__runtime *rt, const pg__comp *c, int dev);
 int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_t bytes);
+/* c's duration on dev: the model's prediction when calibrated, else a cold estimate from its
+ * threads (a task: its argument bytes) and the device's throughput class. Never 0. */
+uint64_t pg__models_estimate_ns(pg__runtime *rt, const pg__comp *c, int dev);
+/* The devices' queued work: c's predicted and estimated durations are added to its device's
+ * queued_ns and backlog_ns when it is issued there, and removed when it is seen finished. */
+void pg__models_queue_add(pg__runtime *rt, pg__comp *c, int dev);
+void pg__models_queue_done(pg__runtime *rt, pg__comp *c);
 /* Each device's speed from the models: for every kernel and size bucket predicted on every
  * device, 1 / its predicted duration; speed[d] is their geometric mean. Returns how many such
  * (kernel, bucket) pairs there are: 0 (speeds untouched) while the models cannot compare all

@@ -16,11 +16,7 @@ static void issued(pg__runtime *rt, pg__comp *c, pg__stream *s) {
     pg__comp_set(rt, &s->last, c);
     s->last_use = ++rt->submissions;
     rt->dev[s->device].inflight++;
-    if (rt->opt.models && c->kind == PG__KERNEL && c->kernel) {
-        int64_t p = pg__models_predict(rt, c->kernel->name, s->device, pg__models_args_bytes(c));
-        c->pred_ns = p > 0 ? (uint64_t)p : 0;
-        rt->dev[s->device].queued_ns += c->pred_ns;
-    }
+    pg__models_queue_add(rt, c, s->device);
     pg__comp_list_push(&rt->inflight_head, &rt->inflight_tail, c);
 }
 

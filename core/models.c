@@ -189,6 +189,63 @@ int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_
     return m && m->n >= CALIBRATED ? (int64_t)m->median : -1;
 }
 
+/* The cold estimate, before any measurement: a launch costs COLD_LAUNCH_NS, and its threads run
+ * at the device's throughput class, known at start-up — a GPU retires about one simple thread
+ * per SM per clock cycle, a CPU device about one per COLD_CPU_THREAD_NS per worker thread (the
+ * host backend runs a CUDA thread as an iteration of a loop). A task (a library call) has no
+ * grid worth counting: one thread per 4 bytes of its arrays stands for it. Only the order of
+ * magnitude matters: the estimate weighs a device's queue against the copies a call would need
+ * elsewhere, and a queue of calls of one kernel is compared with itself. */
+#define COLD_LAUNCH_NS 5000.0
+#define COLD_CPU_THREAD_NS 4.0
+#define COLD_GPU_CLOCK_HZ 1.5e9 /* when the driver gives no clock */
+
+static double threads_per_s(const pg_device_info *in) {
+    double units = in->multiprocessors > 0 ? in->multiprocessors : 1;
+    if (in->kind == PG_DEVICE_CUDA)
+        return units * (in->clock_khz ? in->clock_khz * 1e3 : COLD_GPU_CLOCK_HZ);
+    return units * 1e9 / COLD_CPU_THREAD_NS;
+}
+
+uint64_t pg__models_estimate_ns(pg__runtime *rt, const pg__comp *c, int dev) {
+    if (c->kind != PG__KERNEL || !c->kernel || dev < 0 || dev >= rt->ndev)
+        return 1;
+    uint64_t bytes = pg__models_args_bytes(c);
+    int64_t p = pg__models_predict(rt, c->kernel->name, dev, bytes);
+    if (p > 0)
+        return (uint64_t)p;
+    double threads = c->kernel->is_task ? (double)bytes / 4
+                                        : (double)c->grid.x * c->grid.y * c->grid.z * c->block.x *
+                                              c->block.y * c->block.z;
+    return (uint64_t)(COLD_LAUNCH_NS + threads / threads_per_s(&rt->dev[dev].info) * 1e9);
+}
+
+void pg__models_queue_add(pg__runtime *rt, pg__comp *c, int dev) {
+    if (c->kind != PG__KERNEL || !c->kernel)
+        return;
+    c->est_ns = pg__models_estimate_ns(rt, c, dev);
+    rt->dev[dev].backlog_ns += c->est_ns;
+    if (rt->opt.models) {
+        int64_t p = pg__models_predict(rt, c->kernel->name, dev, pg__models_args_bytes(c));
+        c->pred_ns = p > 0 ? (uint64_t)p : 0;
+        rt->dev[dev].queued_ns += c->pred_ns;
+    }
+}
+
+static void take(uint64_t *q, uint64_t *v) {
+    *q = *q > *v ? *q - *v : 0;
+    *v = 0;
+}
+
+void pg__models_queue_done(pg__runtime *rt, pg__comp *c) {
+    if (c->device < 0 || c->device >= rt->ndev) {
+        c->pred_ns = c->est_ns = 0;
+        return;
+    }
+    take(&rt->dev[c->device].queued_ns, &c->pred_ns);
+    take(&rt->dev[c->device].backlog_ns, &c->est_ns);
+}
+
 int pg__models_speed(pg__runtime *rt, double speed[PG_MAX_DEVICES]) {
     if (!rt->opt.models || rt->ndev < 1)
         return 0;

@@ -284,8 +284,8 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
                        "devices")) ||
         (st = check_devices(r->devices)))
         return st;
-    if ((st = copy_str(r->policy, sizeof r->policy,
-                       pick(o->policy, "PG_POLICY", "minmax-transfer-time"), "policy")))
+    if ((st = copy_str(r->policy, sizeof r->policy, pick(o->policy, "PG_POLICY", "earliest-finish"),
+                       "policy")))
         return st;
 
     const char *sp = pick(o->stream_policy, "PG_STREAM_POLICY", "fifo");

@@ -25,6 +25,11 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
         devs[d].queued_s = (double)dv->queued_ns * 1e-9;
         devs[d].predicted_s = -1;
     }
+    /* After every device was probed: probing finishes computations, which leave the backlog. */
+    for (int d = 0; d < rt->ndev; d++) {
+        devs[d].backlog_s = (double)rt->dev[d].backlog_ns * 1e-9;
+        devs[d].estimated_s = (double)pg__models_estimate_ns(rt, c, d) * 1e-9;
+    }
     if (rt->opt.models && c->kind == PG__KERNEL && c->kernel) {
         uint64_t bytes = pg__models_args_bytes(c);
         for (int d = 0; d < rt->ndev; d++) {
@@ -37,6 +42,11 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
         arrays[i].nbytes = a->nbytes;
         arrays[i].valid = a->fresh ? all : a->valid;
         arrays[i].access = c->args[i].access;
+        arrays[i].readers = 0;
+        for (int r = 0; r < a->hist.nreaders; r++) {
+            const pg__comp *rc = a->hist.readers[r];
+            arrays[i].readers += rc != c && rc->kind == PG__KERNEL && !pg__comp_known_done(rc);
+        }
     }
     v->ndevices = rt->ndev;
     v->devices = devs;

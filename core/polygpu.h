@@ -80,7 +80,7 @@ typedef struct pg_options {
     const char *devices;              /* "auto" | "cuda" | "cuda:0,2" | "host:4" |
                                          "sim:dgx1-v100": simulated GPUs in virtual time
                                          (devices/sim/README.md) */
-    const char *policy;               /* device policy name, default "minmax-transfer-time" */
+    const char *policy;               /* device policy name, default "earliest-finish" */
     const char *stream_policy;        /* "fifo" (default) | "always-new" */
     const char *parent_stream_policy; /* "same-as-parent" | "disjoint" | "multigpu-disjoint"
                                          (default) | "multigpu-early-disjoint" */
@@ -811,12 +811,21 @@ typedef struct pg_policy_device {
     double queued_s;    /* predicted seconds until this device's issued work ends: the sum of
                            the predictions for its issued, unfinished computations (those
                            without one count 0), however long they have run already */
+    /* Estimates, with models or without (never unknown; earliest-finish reads them): */
+    double estimated_s; /* this computation's duration here: predicted_s when known, else a
+                           cold estimate, 5 us + its threads over the device's throughput class
+                           (GPUs: SMs x clock, one thread per SM per cycle; CPU devices: worker
+                           threads x one thread per 4 ns) */
+    double backlog_s;   /* the sum of the estimated_s of its issued, unfinished computations
+                           (taken when each was issued) */
 } pg_policy_device;
 
 typedef struct pg_policy_array {
     uint64_t nbytes;
     uint32_t valid; /* location bitmask holding the current value */
     pg_access access;
+    uint32_t readers; /* other kernels reading its current value that have not been seen
+                         finished: 0, a value no other call is using now */
 } pg_policy_array;
 
 typedef struct pg_policy_view {
@@ -837,9 +846,17 @@ typedef struct pg_device_policy {
     void (*destroy)(void *state);
 } pg_device_policy;
 
-/* Built-in policies: "round-robin", "stream-aware", "min-transfer-size",
- * "minmax-transfer-time" (the default), "min-transfer-time", and "min-finish-time" (HEFT /
- * StarPU dmda): the candidate with the earliest predicted finish, queued_s + the time to bring
+/* Built-in policies: "earliest-finish" (the default): the candidate where the computation
+ * would end first — backlog_s + the time to bring the inputs it lacks from their fastest valid
+ * source + estimated_s — finishes within a tenth of estimated_s tie, and ties go to the
+ * device holding most of its input bytes; but a computation whose bytes are mostly state (an
+ * array it writes whose value is on a device: a partition's rows; an input on a device that
+ * no other unfinished call reads: a chain's last step) goes where the data to move (its inputs in,
+ * that state back) is least, load breaking only ties: load never moves state
+ * (docs/PLACEMENT.md).
+ * GrCUDA's "round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time" (the
+ * default until 2026-11-28) and "min-transfer-time"; and "min-finish-time" (HEFT / StarPU
+ * dmda): the candidate with the earliest predicted finish, queued_s + the time to bring
  * the inputs it lacks over their slowest valid link + predicted_s; while the computation's
  * duration is unknown on some candidate (not yet calibrated, or models off), it chooses as
  * minmax-transfer-time does. Choosing it turns option models on unless it is set. */

@@ -46,12 +46,13 @@ static inline int diff_first_out(int i) {
     return sig && !strncmp(sig, "out", 3) && (sig[3] == ' ' || sig[3] == '(');
 }
 
-static const char *DIFF_POLICIES[] = {"round-robin", "stream-aware", "min-transfer-size",
-                                      "minmax-transfer-time", "min-transfer-time"};
+static const char *DIFF_POLICIES[] = {"round-robin",       "stream-aware",
+                                      "min-transfer-size", "minmax-transfer-time",
+                                      "min-transfer-time", "earliest-finish"};
 static const char *DIFF_STREAMS[] = {"fifo", "always-new"};
 static const char *DIFF_PARENTS[] = {"same-as-parent", "disjoint", "multigpu-disjoint",
                                      "multigpu-early-disjoint"};
-#define DIFF_CONFIGS 40 /* 5 x 2 x 4 */
+#define DIFF_CONFIGS 48 /* 6 x 2 x 4 */
 
 static inline unsigned diff_rnd(unsigned *s) {
     *s = *s * 1103515245u + 12345u;

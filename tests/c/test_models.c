@@ -81,7 +81,7 @@ static void policy_checks(void) {
     CHECK(choose("min-finish-time", &v) == 1);
     /* 1 GB on device 0 (0.1 s to move at 10 GB/s): equal durations stay with the data; a
      * device 1 faster by more than the copy wins; queued work on 0 beyond the copy moves it. */
-    pg_policy_array arr[1] = {{1000000000ull, ON(0), PG_ACCESS_IN}};
+    pg_policy_array arr[1] = {{1000000000ull, ON(0), PG_ACCESS_IN, 0}};
     v = view(arr, 1, 0.05, 0.05, 0, 0);
     CHECK(choose("min-finish-time", &v) == 0);
     v = view(arr, 1, 0.5, 0.05, 0, 0); /* 0.5 vs 0.1 + 0.05 */

@@ -422,8 +422,10 @@ int main(void) {
         const int d_disjoint[] = {0, 0, 1}, s_disjoint[] = {0, 0, 0};
         const int d_same[] = {0, 0, 0}, s_same[] = {0, 0, 0};
         const int d_early[] = {0, 1, 0}, s_early[] = {0, 0, 0};
-        const char *device_policies[] = {"stream-aware", "round-robin"};
-        for (int p = 0; p < 2; p++) {
+        /* earliest-finish too: x has a reader already, so it is a shared input, and device 0's
+         * queue outlasts its copy. */
+        const char *device_policies[] = {"stream-aware", "round-robin", "earliest-finish"};
+        for (int p = 0; p < 3; p++) {
             case_a(device_policies[p], "disjoint", d_disjoint, s_disjoint);
             case_a(device_policies[p], "multigpu-disjoint", d_disjoint, s_disjoint);
         }
@@ -440,8 +442,8 @@ int main(void) {
     {
         const int dev[] = {0, 1, 0, 0, 1}, stream[] = {0, 0, 1, 1, 1};
         const char *parents[] = {"disjoint", "multigpu-disjoint", "multigpu-early-disjoint"};
-        const char *policies[] = {"min-transfer-size", "minmax-transfer-time"};
-        for (int p = 0; p < 2; p++)
+        const char *policies[] = {"min-transfer-size", "minmax-transfer-time", "earliest-finish"};
+        for (int p = 0; p < 3; p++)
             for (int q = 0; q < 3; q++)
                 case_b(policies[p], parents[q], dev, stream);
         const int dev_same[] = {0, 1, 0, 0, 0}, stream_same[] = {0, 0, 1, 1, 1};
@@ -453,26 +455,29 @@ int main(void) {
         char dgx[128], uni[128];
         write_matrix(dgx, sizeof dgx, "dgx1.csv", 11.95, dgx1_peer);
         write_matrix(uni, sizeof uni, "uniform.csv", 11.95, uniform_peer);
-        const char *policies[] = {"minmax-transfer-time", "min-transfer-time", "min-transfer-size"};
-        for (int p = 0; p < 3; p++) {
+        const char *policies[] = {"minmax-transfer-time", "min-transfer-time", "min-transfer-size",
+                                  "earliest-finish"};
+        for (int p = 0; p < 4; p++) {
             case_c(policies[p], "DGX-1", dgx);
             case_c(policies[p], "uniform", uni);
             case_c(policies[p], "default", "default");
         }
     }
 
-    /* E. Under every data-aware policy. */
+    /* E. Under every data-aware policy (earliest-finish too: a is state, y's writer a small
+     * parent). */
     {
-        const char *policies[] = {"minmax-transfer-time", "min-transfer-time", "min-transfer-size"};
-        for (int p = 0; p < 3; p++)
+        const char *policies[] = {"minmax-transfer-time", "min-transfer-time", "min-transfer-size",
+                                  "earliest-finish"};
+        for (int p = 0; p < 4; p++)
             case_e(policies[p]);
     }
 
     /* F. Under every policy that weighs data or load (round-robin rotates). */
     {
         const char *policies[] = {"minmax-transfer-time", "min-transfer-time", "min-transfer-size",
-                                  "stream-aware"};
-        for (int p = 0; p < 4; p++)
+                                  "stream-aware", "earliest-finish"};
+        for (int p = 0; p < 5; p++)
             case_f(policies[p]);
     }
 

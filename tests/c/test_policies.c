@@ -79,9 +79,9 @@ int main(void) {
     /* min-transfer-size: the device already holding most of the input bytes. */
     {
         pg_policy_array arr[3] = {
-            {1000, HOST | ON(1), PG_ACCESS_IN},
-            {5000, ON(2), PG_ACCESS_IN},
-            {9000, HOST, PG_ACCESS_OUT}, /* output only: never copied, never counted */
+            {1000, HOST | ON(1), PG_ACCESS_IN, 0},
+            {5000, ON(2), PG_ACCESS_IN, 0},
+            {9000, HOST, PG_ACCESS_OUT, 0}, /* output only: never copied, never counted */
         };
         pg_policy_view v = view(arr, 3);
         CHECK(choose("min-transfer-size", &v) == 2);
@@ -89,7 +89,7 @@ int main(void) {
         CHECK(choose("min-transfer-size", &v) == 1);
         /* Exploration threshold: a device holding under 10% counts as holding nothing, so
          * all devices tie and the busy-stream tie break decides. */
-        pg_policy_array small[2] = {{50, ON(3), PG_ACCESS_IN}, {1000, HOST, PG_ACCESS_IN}};
+        pg_policy_array small[2] = {{50, ON(3), PG_ACCESS_IN, 0}, {1000, HOST, PG_ACCESS_IN, 0}};
         v = view(small, 2);
         devs[3].busy_streams = 1;
         CHECK(choose("min-transfer-size", &v) == 0);
@@ -103,7 +103,7 @@ int main(void) {
         /* Array A (4 MB) is on devices 0 and 1. Device 2 and 3 would copy it. Make links into
          * device 0 from device 1 irrelevant (A is local on 0 and 1: zero cost), so 0 and 1 tie;
          * then slow down device 0's busy state to see the tie broken. */
-        pg_policy_array arr[1] = {{4000000, ON(0) | ON(1), PG_ACCESS_IN}};
+        pg_policy_array arr[1] = {{4000000, ON(0) | ON(1), PG_ACCESS_IN, 0}};
         pg_policy_view v = view(arr, 1);
         int d = choose("minmax-transfer-time", &v);
         CHECK(d == 0 || d == 1);
@@ -116,7 +116,8 @@ int main(void) {
          * array X from 1 over a slow link; device 1 pulls Y from 2 over a fast one. */
         uniform(10, 100);
         bw[2 * NLOC + 3] = 1; /* device 1 -> device 2: 1 GB/s */
-        pg_policy_array two[2] = {{1000000, ON(1), PG_ACCESS_IN}, {1000000, ON(2), PG_ACCESS_IN}};
+        pg_policy_array two[2] = {{1000000, ON(1), PG_ACCESS_IN, 0},
+                                  {1000000, ON(2), PG_ACCESS_IN, 0}};
         v = view(two, 2);
         CHECK(choose("minmax-transfer-time", &v) == 1);
         /* min-transfer-size sees equal bytes on 1 and 2 (tie, rotation picks first = 1) but
@@ -130,12 +131,13 @@ int main(void) {
          * to every device, 10 GB/s) and on device 0 (fast to 1, 2, 3). Device 0 holds it.
          * With a second array Y only on the host, both policies prefer device 0. */
         uniform(10, 100);
-        pg_policy_array xy[2] = {{8000000, HOST | ON(0), PG_ACCESS_IN}, {1000, HOST, PG_ACCESS_IN}};
+        pg_policy_array xy[2] = {{8000000, HOST | ON(0), PG_ACCESS_IN, 0},
+                                 {1000, HOST, PG_ACCESS_IN, 0}};
         v = view(xy, 2);
         CHECK(choose("minmax-transfer-time", &v) == 0);
         CHECK(choose("min-transfer-time", &v) == 0);
         /* Exploration threshold: under 10% held counts as nothing. */
-        pg_policy_array tiny[2] = {{100, ON(3), PG_ACCESS_IN}, {100000, HOST, PG_ACCESS_IN}};
+        pg_policy_array tiny[2] = {{100, ON(3), PG_ACCESS_IN, 0}, {100000, HOST, PG_ACCESS_IN, 0}};
         v = view(tiny, 2);
         v.exploration_threshold = 0.1;
         devs[3].busy_streams = 1;
@@ -152,7 +154,7 @@ int main(void) {
         pg__interconnect_default(&ic, NDEV, 10, 100);
         ic.bw[0 * NLOC + 3] = 20;
         pg__interconnect_equalize(&ic, 0.10, bw);
-        pg_policy_array h[1] = {{1 << 20, HOST, PG_ACCESS_IN}};
+        pg_policy_array h[1] = {{1 << 20, HOST, PG_ACCESS_IN, 0}};
         v = view(h, 1);
         const char *timed[] = {"minmax-transfer-time", "min-transfer-time"};
         for (int p = 0; p < 2; p++) {
@@ -172,7 +174,8 @@ int main(void) {
         pg__interconnect_default(&ic, NDEV, 10, 100);
         ic.bw[1 * NLOC + 2] = 97;  /* device 0 -> 1: device 1 pulls A */
         ic.bw[2 * NLOC + 1] = 103; /* device 1 -> 0: device 0 pulls B */
-        pg_policy_array ab[2] = {{1 << 20, ON(0), PG_ACCESS_IN}, {1 << 20, ON(1), PG_ACCESS_IN}};
+        pg_policy_array ab[2] = {{1 << 20, ON(0), PG_ACCESS_IN, 0},
+                                 {1 << 20, ON(1), PG_ACCESS_IN, 0}};
         v = view(ab, 2);
         for (int p = 0; p < 2; p++) {
             const pg_device_policy *pol = policy(timed[p]);
@@ -196,8 +199,8 @@ int main(void) {
          * (a device holding neither input is never chosen over one that holds enough). */
         uniform(10, 100);
         bw[0 * NLOC + 1] = 1;
-        pg_policy_array slow_host[2] = {{1 << 20, ON(0), PG_ACCESS_IN},
-                                        {1 << 20, HOST, PG_ACCESS_IN}};
+        pg_policy_array slow_host[2] = {{1 << 20, ON(0), PG_ACCESS_IN, 0},
+                                        {1 << 20, HOST, PG_ACCESS_IN, 0}};
         v = view(slow_host, 2);
         CHECK(choose("minmax-transfer-time", &v) == 0);
         CHECK(choose("min-transfer-time", &v) == 0);
@@ -205,14 +208,133 @@ int main(void) {
         uniform(10, 100);
     }
 
+    /* earliest-finish: backlog + copies of what a device lacks + the call's estimate. */
+    {
+        uniform(10, 100);
+        for (int d = 0; d < NDEV; d++)
+            devs[d].estimated_s = 1e-4, devs[d].backlog_s = 0;
+        /* A shared input x (1 MB, from the host, on device 0 too: 10 us to copy from device
+         * 0; another unfinished call reads it) and a fresh output (valid everywhere). Idle
+         * devices: device 0, which holds x. */
+        pg_policy_array arr[2] = {
+            {1000000, HOST | ON(0), PG_ACCESS_IN, 1},
+            {1000000, HOST | ON(0) | ON(1) | ON(2) | ON(3), PG_ACCESS_OUT, 0}};
+        pg_policy_view v = view(arr, 2);
+        CHECK(choose("earliest-finish", &v) == 0);
+        /* Device 0's queue outlasts the copy: another device; the data-aware policies do not
+         * look at the queue. */
+        devs[0].backlog_s = 1e-4;
+        int d = choose("earliest-finish", &v);
+        CHECK(d != 0);
+        CHECK(choose("minmax-transfer-time", &v) == 0);
+        CHECK(choose("min-transfer-size", &v) == 0);
+        /* With no other call reading x, x is this call's own data: it stays with it. */
+        arr[0].readers = 0;
+        CHECK(choose("earliest-finish", &v) == 0);
+        arr[0].readers = 1;
+        /* ... and successive calls, each adding its estimate to its device's backlog, spread
+         * over all four devices. */
+        const pg_device_policy *ef = policy("earliest-finish");
+        void *st = ef->create(NDEV);
+        devs[0].backlog_s = 0;
+        unsigned used = 0;
+        for (int i = 0; i < NDEV; i++) {
+            int c = ef->choose(st, &v);
+            used |= 1u << c;
+            devs[c].backlog_s += devs[c].estimated_s;
+            arr[0].valid |= ON(c); /* x was copied there */
+        }
+        CHECK(used == (1u << NDEV) - 1);
+        ef->destroy(st);
+        for (int i = 0; i < NDEV; i++)
+            devs[i].backlog_s = 0;
+        /* Ties to locality: device 0's backlog equals the copy elsewhere (1 MB at 100 GB/s). */
+        arr[0].valid = HOST | ON(0);
+        devs[0].backlog_s = 1e-5;
+        for (int i = 0; i < 3; i++)
+            CHECK(choose("earliest-finish", &v) == 0);
+        /* A faster device (a shorter estimate) wins when that outweighs the copy. */
+        devs[0].backlog_s = 0;
+        devs[2].estimated_s = 1e-5;
+        CHECK(choose("earliest-finish", &v) == 2);
+        devs[2].estimated_s = 1e-4;
+
+        /* State does not move for load. An output whose value is on device 2 (a partition's
+         * rows): device 2 however long its queue. */
+        devs[2].backlog_s = 1.0;
+        pg_policy_array part[2] = {{1000000, HOST | ON(2), PG_ACCESS_IN, 0},
+                                   {1000000, ON(2), PG_ACCESS_OUT, 0}};
+        v = view(part, 2);
+        CHECK(choose("earliest-finish", &v) == 2);
+        /* An input made on device 2 that no other call reads (a chain's last step): the same. */
+        pg_policy_array chain[2] = {
+            {1000000, ON(2), PG_ACCESS_IN, 0},
+            {1000000, HOST | ON(0) | ON(1) | ON(2) | ON(3), PG_ACCESS_OUT, 0}};
+        v = view(chain, 2);
+        CHECK(choose("earliest-finish", &v) == 2);
+        /* Once another call reads it, it is a shared input: the queue counts again. */
+        chain[0].readers = 1;
+        CHECK(choose("earliest-finish", &v) != 2);
+        /* Among devices with the same data to move, the earliest finish: the output is on
+         * devices 1 and 2 (each would copy the input, which is on the host only). */
+        pg_policy_array two_homes[2] = {{1000000, HOST, PG_ACCESS_IN, 0},
+                                        {1000000, ON(1) | ON(2), PG_ACCESS_OUT, 0}};
+        v = view(two_homes, 2);
+        devs[1].backlog_s = 0.5; /* device 2's: 1 s */
+        CHECK(choose("earliest-finish", &v) == 1);
+        devs[1].backlog_s = 2.0;
+        CHECK(choose("earliest-finish", &v) == 2);
+        devs[1].backlog_s = devs[2].backlog_s = 0;
+
+        /* A little state does not pin a call: MUL's product writes 64 bytes of its rows (on
+         * device 1) beside 16 KB of matrix rows from the host and a 1 KB vector on device 1.
+         * Device 1 busy: elsewhere. Idle everywhere: the vector's copy is under a tenth of the
+         * call's estimate and under the exploration threshold of the input, so the calls
+         * rotate instead of all following the vector. */
+        pg_policy_array mul[3] = {{64, ON(1), PG_ACCESS_OUT, 0},
+                                  {16384, HOST, PG_ACCESS_IN, 0},
+                                  {1024, HOST | ON(1), PG_ACCESS_IN, 1}};
+        v = view(mul, 3);
+        devs[1].backlog_s = 1e-4;
+        CHECK(choose("earliest-finish", &v) != 1);
+        devs[1].backlog_s = 0;
+        st = ef->create(NDEV);
+        used = 0;
+        for (int i = 0; i < NDEV; i++)
+            used |= 1u << ef->choose(st, &v);
+        CHECK(used == (1u << NDEV) - 1);
+        ef->destroy(st);
+        /* When the rows are most of the bytes, they pin it: a 1 MB output on device 1. */
+        mul[0].nbytes = 1 << 20;
+        devs[1].backlog_s = 1.0;
+        CHECK(choose("earliest-finish", &v) == 1);
+        devs[1].backlog_s = 0;
+
+        /* A call that reads nothing goes as GrCUDA's data-blind choice: the fewest busy
+         * streams, in rotation, whatever the queues (CG's zeroing of each partition's rows
+         * then stays in step with its products). */
+        pg_policy_array zero[1] = {{1024, HOST | ON(0) | ON(1) | ON(2) | ON(3), PG_ACCESS_OUT, 0}};
+        v = view(zero, 1);
+        devs[2].backlog_s = 1.0;
+        devs[0].busy_streams = 1;
+        st = ef->create(NDEV);
+        int z0 = ef->choose(st, &v), z1 = ef->choose(st, &v), z2 = ef->choose(st, &v);
+        CHECK(z0 == 1 && z1 == 2 && z2 == 3);
+        ef->destroy(st);
+        devs[2].backlog_s = 0;
+        devs[0].busy_streams = 0;
+        for (int d2 = 0; d2 < NDEV; d2++)
+            devs[d2].estimated_s = 0;
+    }
+
     /* Candidates restrict every policy. */
     {
-        pg_policy_array arr[1] = {{1000000, ON(0), PG_ACCESS_IN}};
+        pg_policy_array arr[1] = {{1000000, ON(0), PG_ACCESS_IN, 0}};
         pg_policy_view v = view(arr, 1);
         v.candidates = 1u << 2;
-        const char *names[] = {"round-robin", "stream-aware", "min-transfer-size",
-                               "minmax-transfer-time", "min-transfer-time"};
-        for (int i = 0; i < 5; i++)
+        const char *names[] = {"round-robin",          "stream-aware",      "min-transfer-size",
+                               "minmax-transfer-time", "min-transfer-time", "earliest-finish"};
+        for (int i = 0; i < 6; i++)
             CHECK(choose(names[i], &v) == 2);
     }
 

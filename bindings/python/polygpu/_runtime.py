@@ -9,7 +9,7 @@ from ._display import DAG, Timeline
 
 #: The built-in device policies (Runtime(policy=...)).
 POLICIES = ("round-robin", "stream-aware", "min-transfer-size", "minmax-transfer-time",
-            "min-transfer-time", "min-finish-time")
+            "min-transfer-time", "min-finish-time", "earliest-finish")
 
 _DAG_FORMATS = {"dot": _polygpu.DAG_DOT, "gv": _polygpu.DAG_DOT, "json": _polygpu.DAG_JSON}
 
@@ -31,7 +31,7 @@ class Runtime(_polygpu.Runtime):
     * ``devices``: ``"auto"`` (every GPU, else one CPU device), ``"cuda"``, ``"cuda:0,2"``,
       ``"host:4"`` (four CPU devices with separate memories).
     * ``policy``: the device policy, one of :data:`POLICIES` (default
-      ``"minmax-transfer-time"``) or a name registered from C.
+      ``"earliest-finish"``) or a name registered from C.
     * ``stream_policy``: ``"fifo"`` (default) or ``"always-new"``.
     * ``parent_stream_policy``: ``"same-as-parent"``, ``"disjoint"``,
       ``"multigpu-disjoint"`` (default) or ``"multigpu-early-disjoint"``.

@@ -14,6 +14,7 @@ POLICIES: tuple[
     Literal["minmax-transfer-time"],
     Literal["min-transfer-time"],
     Literal["min-finish-time"],
+    Literal["earliest-finish"],
 ]
 
 class _DLPackProducer(Protocol):  # NumPy, PyTorch, JAX, CuPy arrays, DeviceArray...

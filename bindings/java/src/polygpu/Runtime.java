@@ -100,8 +100,9 @@ public final class Runtime implements AutoCloseable {
         /**
          * The device policy.
          *
-         * @param v {@code "round-robin"}, {@code "stream-aware"}, {@code "min-transfer-size"},
-         *          {@code "minmax-transfer-time"} (default), {@code "min-finish-time"} (uses the
+         * @param v {@code "earliest-finish"} (default), {@code "round-robin"},
+         *          {@code "stream-aware"}, {@code "min-transfer-size"},
+         *          {@code "minmax-transfer-time"}, {@code "min-finish-time"} (uses the
          *          performance models: see {@link #models(String)}), or a name registered from C
          * @return this
          */
