@@ -159,6 +159,7 @@ static pg_status device_info(pg__backend *b, int dev, pg_device_info *out) {
  * reads them on the host. */
 static pg_status host_alloc(pg__backend *b, size_t bytes, void **out) {
     int d = 0;
+again:
     while (d < b->n && atomic_load(&b->d[d].fault))
         d++;
     if (d == b->n) {
@@ -180,11 +181,25 @@ static pg_status host_alloc(pg__backend *b, size_t bytes, void **out) {
         *out = p;
         return PG_OK;
     }
+    /* A GPU whose context refuses with a fault CUDA keeps is marked (the driver may pass an
+     * earlier kernel's fault to every GPU of the process: seen on 4 x H200), and the next one
+     * is asked, down to plain memory: a host copy needs no GPU. */
     pg_status st = use(b, d);
+    if (st && atomic_load(&b->d[d].fault)) {
+        pg__error_clear();
+        goto again;
+    }
     if (st)
         return st;
-    CU(b->cu->cuMemHostAlloc(out, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE),
-       "cuMemHostAlloc (pinned host memory)");
+    CUresult r = b->cu->cuMemHostAlloc(out, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE);
+    if (r != CUDA_SUCCESS) {
+        fault_seen(b, r);
+        if (atomic_load(&b->d[d].fault)) {
+            pg__error_clear();
+            goto again;
+        }
+        return (pg_status)pg__cu_error(b->cu, r, "cuMemHostAlloc (pinned host memory)");
+    }
     memset(*out, 0, bytes);
     return PG_OK;
 }
