@@ -177,11 +177,45 @@ static void overload_message_fits(void) {
     free(big);
 }
 
+/* topology finding 1: every route was the best of every simple path of up to 8 links, tried in
+ * full, and paths multiply with parallel links and meshes of switches: the fuzzer's dgx2-v100
+ * with links repeated ran for minutes, 22 switches linked each to each (and to the host) for
+ * hours. Now paths that cannot beat the best so far are not followed (the same routes: the
+ * presets' and the corpus's compared before and after), and a machine whose routes still take
+ * more than 2 million paths is refused, naming the problem. */
+static void route_search_bounded(void) {
+    char path[] = "/tmp/pg-fuzz-mesh-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE_OK(fd >= 0 ? PG_OK : PG_ERROR_IO);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "gpu_type g name=G memory=1G cc=8.0 sms=10 memory_gbps=100\ngpus 1 g\nswitch");
+    for (int i = 0; i < 22; i++)
+        fprintf(f, " s%d", i);
+    fprintf(f, "\n");
+    for (int i = -1; i < 22; i++) { /* -1: the host */
+        char from[16];
+        snprintf(from, sizeof from, i < 0 ? "host" : "s%d", i);
+        for (int j = i + 1; j < 22; j++)
+            fprintf(f, "link %s s%d 10 1\n", from, j);
+    }
+    fprintf(f, "link gpu0 s0 10 1\n");
+    fclose(f);
+    pg__sim_topo *t = malloc(sizeof *t);
+    REQUIRE_OK(t ? PG_OK : PG_ERROR_OUT_OF_MEMORY);
+    alarm(120);
+    CHECK_STATUS(pg__sim_topo_load(path, t), PG_ERROR_ARGUMENT);
+    CHECK(strstr(pg_last_error(), "too many paths") && strstr(pg_last_error(), path));
+    alarm(0);
+    unlink(path);
+    free(t);
+}
+
 int main(void) {
     shared_twice_in_one_declaration();
     shared_statements_linear();
     many_global_specifiers_linear();
     overload_message_fits();
+    route_search_bounded();
     int n = replay("signature_parse", pg_fuzz_signature_parse);
     n += replay("signature_infer", pg_fuzz_signature_infer);
     n += replay("cpu_scan", pg_fuzz_cpu_scan);
