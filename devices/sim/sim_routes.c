@@ -16,7 +16,7 @@
  * at most about 5,300 (dgx2-v100, 17 locations); past this a file is refused rather than searched
  * for hours (the paths grow exponentially with parallel links and meshes of switches: a fuzzed file
  * of duplicated links took minutes). */
-#define MAX_STEPS 2000000L
+#define MAX_STEPS 1000000L
 
 typedef struct search {
     const pg__sim_topo *t;
