@@ -16,7 +16,7 @@
  * at most about 5,300 (dgx2-v100, 17 locations); past this a file is refused rather than searched
  * for hours (the paths grow exponentially with parallel links and meshes of switches: a fuzzed file
  * of duplicated links took minutes). */
-#define MAX_STEPS 1000000L
+#define MAX_STEPS 200000L
 
 typedef struct search {
     const pg__sim_topo *t;
@@ -26,6 +26,8 @@ typedef struct search {
     pg__sim_route best;
     int found;
     long steps; /* of the whole machine; past MAX_STEPS the search stops */
+    /* The links out of node n, in file order: out[first[n]] .. out[first[n + 1] - 1]. */
+    const int *first, *out;
 } search;
 
 static int better(const pg__sim_route *a, const pg__sim_route *b) {
@@ -64,9 +66,10 @@ static void dfs(search *s, int node, int hops, double gbps, double lat) {
     if (hops > 0 && node >= 1 && node < PG__SIM_FIRST_SWITCH)
         return;
     s->on_path[node] = 1;
-    for (int i = 0; i < s->t->nlinks; i++) {
+    for (int k = s->first[node]; k < s->first[node + 1]; k++) {
+        int i = s->out[k];
         const pg__sim_link *l = &s->t->link[i];
-        if (l->from != node || s->on_path[l->to])
+        if (s->on_path[l->to])
             continue;
         s->link[hops] = i;
         dfs(s, l->to, hops + 1, l->gbps < gbps ? l->gbps : gbps, lat + l->lat_us);
@@ -87,6 +90,16 @@ const char *pg__sim_topo_node_name(const pg__sim_topo *t, int node, char *buf, s
 pg_status pg__sim_routes(pg__sim_topo *t, const char *path) {
     int nloc = t->ngpu + 1;
     long steps = 0;
+    /* Each node's links, in file order (the order paths are tried in, which breaks ties). */
+    int first[PG__SIM_MAX_NODES + 1] = {0}, out[PG__SIM_MAX_LINKS], at[PG__SIM_MAX_NODES];
+    for (int i = 0; i < t->nlinks; i++)
+        first[t->link[i].from + 1]++;
+    for (int n = 0; n < PG__SIM_MAX_NODES; n++) {
+        first[n + 1] += first[n];
+        at[n] = first[n];
+    }
+    for (int i = 0; i < t->nlinks; i++)
+        out[at[t->link[i].from]++] = i;
     for (int a = 0; a < nloc; a++) {
         for (int b = 0; b < nloc; b++) {
             pg__sim_route *r = &t->route[a][b];
@@ -98,6 +111,8 @@ pg_status pg__sim_routes(pg__sim_topo *t, const char *path) {
             s.t = t;
             s.dst = b;
             s.steps = steps;
+            s.first = first;
+            s.out = out;
             dfs(&s, a, 0, 1e300, 0.0);
             steps = s.steps;
             if (steps > MAX_STEPS) {

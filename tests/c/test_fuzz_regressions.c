@@ -182,7 +182,7 @@ static void overload_message_fits(void) {
  * with links repeated ran for minutes, 22 switches linked each to each (and to the host) for
  * hours. Now paths that cannot beat the best so far are not followed (the same routes: the
  * presets' and the corpus's compared before and after), and a machine whose routes still take
- * more than a million paths is refused, naming the problem. */
+ * more than 200,000 paths is refused, naming the problem. */
 static void route_search_bounded(void) {
     char path[] = "/tmp/pg-fuzz-mesh-XXXXXX";
     int fd = mkstemp(path);

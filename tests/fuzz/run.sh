@@ -6,7 +6,9 @@
 # build-fuzz), FUZZ_PARALLEL=1 (all harnesses at once, each on its own process), FUZZ_NICE
 # (default 19), FUZZ_ENGINE (afl, libfuzzer, or replay: no fuzzing, each harness run once over
 # its seeds and saved findings, built with cc where clang is missing; the default is AFL++ when
-# installed), FUZZ_FRESH=1 (forget earlier findings and corpora: the smoke test of `make test`).
+# installed), FUZZ_FRESH=1 (forget earlier findings and corpora: the smoke test of `make test`),
+# FUZZ_TIMEOUT (default 30: seconds of wall time one input may take before it counts as a hang;
+# at nice 19 on a loaded machine an input of 0.5 s of CPU took 5 s).
 # Findings land in FUZZ_DIR/out/<harness>/default/{crashes,hangs} (AFL++) or
 # FUZZ_DIR/out/<harness>/crash-* (libFuzzer); a summary line per harness goes to FUZZ_DIR/fuzz.log.
 set -euo pipefail
@@ -15,6 +17,7 @@ SECONDS_EACH=${FUZZ_SECONDS:-600}
 HARNESSES=${FUZZ_HARNESSES:-"signature_parse signature_infer cpu_scan topology options"}
 DIR=${FUZZ_DIR:-build-fuzz}
 NICE=${FUZZ_NICE:-19}
+TIMEOUT=${FUZZ_TIMEOUT:-30}
 JOBS=${FUZZ_JOBS:-$(nproc)}
 # The whole library, as CMakeLists.txt globs it (single-process: no MPI), so that no list of
 # files here can fall behind the sources again: each harness links what it uses from it.
@@ -120,7 +123,7 @@ fuzz_one() {
     [ -f "$out/default/fuzzer_stats" ] && in=-
     AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
       AFL_AUTORESUME=1 AFL_SKIP_CRASHES=1 nice -n "$NICE" \
-      afl-fuzz -i "$in" -o "$out" -x tests/fuzz/cuda.dict -m none -t 5000 -V "$SECONDS_EACH" \
+      afl-fuzz -i "$in" -o "$out" -x tests/fuzz/cuda.dict -m none -t $((TIMEOUT * 1000)) -V "$SECONDS_EACH" \
       -- "$DIR/fuzz_$h" >"$DIR/afl_$h.log" 2>&1 || true
     local st=$out/default/fuzzer_stats
     local execs crashes hangs
@@ -131,7 +134,7 @@ fuzz_one() {
       "corpus $(awk '$1=="corpus_count"{print $3}' "$st") edges $(awk '$1=="bitmap_cvg"{print $3}' "$st")" >>"$LOG"
   else
     mkdir -p "$out/corpus"
-    nice -n "$NICE" "$DIR/fuzz_$h" -max_total_time="$SECONDS_EACH" -timeout=5 -print_final_stats=1 \
+    nice -n "$NICE" "$DIR/fuzz_$h" -max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT" -print_final_stats=1 \
       -dict=tests/fuzz/cuda.dict -artifact_prefix="$out/" "$out/corpus" "$DIR/seeds/$h" \
       >"$DIR/libfuzzer_$h.log" 2>&1 || true
     local execs
