@@ -61,8 +61,8 @@ def cycle(rt, src, n):
 
 
 @pytest.mark.skipif(os.environ.get("PG_TEST_ASAN") == "1",
-                    reason="under ASan (python_tests_asan) resident memory holds ASan's quarantine "
-                    "of freed blocks and its shadow memory, not only live data")
+                    reason="under ASan (python_tests_asan) resident memory also holds ASan's "
+                    "quarantine of freed blocks and its shadow memory (300 MB more here)")
 def test_no_leak_over_thousands_of_cycles():
     n = 4096  # 16 KiB per array: a leaked array per cycle would be plain to see
     with pg.Runtime() as rt:
