@@ -67,8 +67,9 @@ LIBS="-lm -ldl -lpthread"
 
 python3 tests/fuzz/corpus.py . "$DIR/seeds" >/dev/null
 if [ $ENGINE = afl ]; then
-  AFL_QUIET=1 AFL_USE_ASAN=1 AFL_USE_UBSAN=1 build_lib afl afl-clang-fast $FLAGS \
-    -fno-sanitize-recover=undefined
+  export AFL_QUIET=1 AFL_USE_ASAN=1 AFL_USE_UBSAN=1
+  build_lib afl afl-clang-fast $FLAGS -fno-sanitize-recover=undefined
+  build_lib cc "${CC:-cc}" $FLAGS $SAN # for the replay binaries
 elif command -v clang >/dev/null; then
   # One build serves both: the replay binaries link it without libFuzzer (ASan's runtime
   # answers the coverage calls).
@@ -84,9 +85,10 @@ for h in $HARNESSES; do
   src="tests/fuzz/fuzz_main.c tests/fuzz/fuzz_$h.c"
   # A plain replay build: reproduces and minimises a finding without the fuzzer.
   if [ $ENGINE = afl ]; then
-    ${CC:-cc} $FLAGS $SAN -DPG_FUZZ_ENTRY=pg_fuzz_$h $src $LIB_SOURCES -o "$DIR/replay_$h" $LIBS
-    AFL_QUIET=1 AFL_USE_ASAN=1 AFL_USE_UBSAN=1 afl-clang-fast $FLAGS -fno-sanitize-recover=undefined \
-      -DPG_FUZZ_ENTRY=pg_fuzz_$h $src "$DIR/lib-afl.a" -o "$DIR/fuzz_$h" $LIBS 2>/dev/null
+    $CCACHE ${CC:-cc} $FLAGS $SAN -DPG_FUZZ_ENTRY=pg_fuzz_$h $src "$DIR/lib-cc.a" \
+      -o "$DIR/replay_$h" $LIBS
+    afl-clang-fast $FLAGS -fno-sanitize-recover=undefined -DPG_FUZZ_ENTRY=pg_fuzz_$h $src \
+      "$DIR/lib-afl.a" -o "$DIR/fuzz_$h" $LIBS 2>/dev/null
   elif command -v clang >/dev/null; then
     $CCACHE clang $FLAGS $CLANG_SAN -DPG_FUZZ_ENTRY=pg_fuzz_$h $src "$DIR/lib-clang.a" \
       -o "$DIR/replay_$h" $LIBS
