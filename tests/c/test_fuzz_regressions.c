@@ -7,6 +7,7 @@
 
 #include "tests/fuzz/fuzz_cpu_scan.c"
 #include "tests/fuzz/fuzz_options.c"
+#include "tests/fuzz/fuzz_profile.c"
 #include "tests/fuzz/fuzz_signature_infer.c"
 #include "tests/fuzz/fuzz_signature_parse.c"
 #include "tests/fuzz/fuzz_topology.c"
@@ -221,6 +222,7 @@ int main(void) {
     n += replay("cpu_scan", pg_fuzz_cpu_scan);
     n += replay("topology", pg_fuzz_topology);
     n += replay("options", pg_fuzz_options);
+    n += replay("profile", pg_fuzz_profile);
     printf("fuzz regressions: %d saved inputs replayed\n", n);
     CHECK_DONE();
 }

@@ -2,7 +2,7 @@
 """corpus.py: the fuzzers' seed inputs, taken from the tests: signatures from tests/c/*.c, and
 for every kernel of tests/kernels/*.cu and of the C tests' infer_ok() sources one input "name
 newline source"; the preset topologies and the C tests' topology texts; the options the C and
-Python tests set, as "name=value" lines. Usage: corpus.py SOURCE_DIR OUT_DIR (writes
+Python tests set, as "name=value" lines; the C tests' timing profiles. Usage: corpus.py SOURCE_DIR OUT_DIR (writes
 OUT_DIR/<harness>/*)."""
 import ast
 import hashlib
@@ -55,6 +55,27 @@ def topology_seeds(root):
             if "\n" in value and ("gpu_type" in value or "link " in value):
                 seeds.append(value)
     return sorted(set(seeds))
+
+
+def profile_seeds(root):
+    """The timing profiles the C tests write (string literals with model or sample lines), and
+    one of each kind of line with every x."""
+    seeds = {"model,k,*,bytes,100000,0.5\nmodel,k,NVIDIA H200,threads,7,1\n",
+             "# a profile\nsample,k,NVIDIA H200,4096x1x1,256x1x1,1048576,30000\n"
+             "sample,k,NVIDIA H200,8192x1x1,256x1x1,2097152,52000\n"
+             "sample,\"a,b\",*,1x1x1,1x1x1,0,1200\n"}
+    for f in sorted(os.listdir(os.path.join(root, "tests/c"))):
+        if not f.endswith(".c"):
+            continue
+        text = open(os.path.join(root, "tests/c", f), encoding="utf-8").read()
+        for m in re.finditer(r"(?:\s*" + STR + r")+", text):
+            try:
+                value = c_string(m.group(0))
+            except (ValueError, SyntaxError):
+                continue
+            if re.search(r"^(model|sample),", value, re.M):
+                seeds.add(value)
+    return sorted(seeds)
 
 
 OPTION_NAMES = ("devices|policy|stream_policy|parent_stream_policy|execution|prefetch|"
@@ -110,11 +131,13 @@ def main():
         kernels += [(n, src) for n in kernel_names(src)]
     sigs.discard("")
     topologies, options = topology_seeds(root), option_seeds(root)
+    profiles = profile_seeds(root)
     for harness, items in (("signature_parse", [s.encode() for s in sorted(sigs)]),
                            ("signature_infer", [(n + "\n" + s).encode() for n, s in kernels]),
                            ("cpu_scan", [(n + "\n" + s).encode() for n, s in kernels]),
                            ("topology", [t.encode() for t in topologies]),
-                           ("options", [o.encode() for o in options])):
+                           ("options", [o.encode() for o in options]),
+                           ("profile", [p.encode() for p in profiles])):
         d = os.path.join(out, harness)
         os.makedirs(d, exist_ok=True)
         for data in items:

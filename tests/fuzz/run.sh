@@ -2,7 +2,7 @@
 # run.sh: `make fuzz`: build each harness with the fuzzer's compiler and ASan+UBSan, seed it from
 # the tests, and fuzz it for FUZZ_SECONDS (default 600) with AFL++ (afl-fuzz), or with clang's
 # libFuzzer where AFL++ is missing. Resumes an earlier campaign in the same FUZZ_DIR.
-# Settings (environment): FUZZ_SECONDS, FUZZ_HARNESSES (default: all five), FUZZ_DIR (default
+# Settings (environment): FUZZ_SECONDS, FUZZ_HARNESSES (default: all six), FUZZ_DIR (default
 # build-fuzz), FUZZ_PARALLEL=1 (all harnesses at once, each on its own process), FUZZ_NICE
 # (default 19), FUZZ_ENGINE (afl, libfuzzer, or replay: no fuzzing, each harness run once over
 # its seeds and saved findings, built with cc where clang is missing; the default is AFL++ when
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${FUZZ_SECONDS:-600}
-HARNESSES=${FUZZ_HARNESSES:-"signature_parse signature_infer cpu_scan topology options"}
+HARNESSES=${FUZZ_HARNESSES:-"signature_parse signature_infer cpu_scan topology options profile"}
 DIR=${FUZZ_DIR:-build-fuzz}
 NICE=${FUZZ_NICE:-19}
 TIMEOUT=${FUZZ_TIMEOUT:-30}
