@@ -484,8 +484,13 @@ static void squeeze(const char *list, size_t len, int drop_names, char *out, siz
                 space = 1;
                 continue;
             }
-            if (space && o > 0 && out[o - 1] != ' ' && out[o - 1] != ',')
+            /* A step may write two characters (a space, then p[i]): both must leave room
+             * for the terminator, or it lands past out[cap - 1]. */
+            if (space && o > 0 && out[o - 1] != ' ' && out[o - 1] != ',') {
+                if (o + 2 >= cap)
+                    break;
                 out[o++] = ' ';
+            }
             space = 0;
             out[o++] = p[i];
         }
@@ -551,12 +556,17 @@ static pg_status check_overloads(const char *name, const char *s, const name_exp
     for (int j = 0; j < nd && len < sizeof list; j++) {
         const kernel_site *k = distinct[j];
         squeeze(s + k->lparen + 1, k->rparen - k->lparen - 1, 0, params, sizeof params);
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%.*s(%s) at line %d",
-                                j == 0        ? ""
-                                : j == nd - 1 ? (more ? ", " : " and ")
-                                              : ", ",
-                                (int)k->name_len, s + k->name_at, params,
-                                pg__cpu_line_of(s, k->global_at));
+        int w =
+            snprintf(list + len, sizeof list - len, "%s%.*s(%s) at line %d",
+                     j == 0        ? ""
+                     : j == nd - 1 ? (more ? ", " : " and ")
+                                   : ", ",
+                     (int)k->name_len, s + k->name_at, params, pg__cpu_line_of(s, k->global_at));
+        /* snprintf returns the length it wanted: a long name truncated leaves len at the
+         * end of what fits, never past it (sizeof list - len must not wrap). */
+        if (w < 0)
+            break;
+        len = len + (size_t)w < sizeof list ? len + (size_t)w : sizeof list - 1;
     }
     return pg__error(PG_ERROR_ARGUMENT,
                      "kernel '%s' is ambiguous: the source has %s__global__ functions of that "

@@ -15,6 +15,10 @@ done
 # OpenBLAS: the built-in tasks (pg_task_builtin: gemm, axpy, dot) run on CPU devices through it
 # (dlopen of libopenblas.so.0; core/blas.c). GPUs use the CUDA toolkit's cuBLAS.
 have_pkg libopenblas0-pthread || have_pkg libopenblas0 || need_apt+=(libopenblas0-pthread)
+# clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-dev): `make test` builds the fuzz
+# harnesses of tests/fuzz with libFuzzer and runs each for a few seconds (fuzz_smoke).
+have_pkg clang || need_apt+=(clang)
+have_pkg libclang-rt-dev || have_pkg libclang-rt-14-dev || need_apt+=(libclang-rt-dev)
 # OpenMPI: the distributed layer (core/ranks.c, transport/) builds when CMake finds MPI, and the
 # 2- and 3-rank tests in `make test` run under its mpirun; without it polygpu is single-process.
 for p in openmpi-bin libopenmpi-dev; do

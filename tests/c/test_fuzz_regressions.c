@@ -6,8 +6,11 @@
 #include "nvrtc/cpu_rewrite.h"
 
 #include "tests/fuzz/fuzz_cpu_scan.c"
+#include "tests/fuzz/fuzz_options.c"
+#include "tests/fuzz/fuzz_profile.c"
 #include "tests/fuzz/fuzz_signature_infer.c"
 #include "tests/fuzz/fuzz_signature_parse.c"
+#include "tests/fuzz/fuzz_topology.c"
 
 #include <dirent.h>
 #include <string.h>
@@ -140,13 +143,86 @@ static void many_global_specifiers_linear(void) {
     free(src);
 }
 
+/* signature_infer finding 1 (issue 36): two __global__ functions of one name whose parameter
+ * lists do not parse are told apart by their text, squeezed into params[256] for the error
+ * message; a step of squeeze writes a space and a character, and one starting at 254 put the
+ * terminator at params[256] (ASan: stack-buffer-overflow write). "ab c d ..." (300 characters,
+ * shorter than the 512 that same_params compares) makes every step after the first such a pair,
+ * from an even count. Now the message cuts the list short. */
+static void overload_message_fits(void) {
+    char list[1024] = "ab", src[4096];
+    for (int i = 0; strlen(list) < 300; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), " %c", 'c' + i % 20);
+    snprintf(src, sizeof src,
+             "__global__ void k(%s) {}\n"
+             "__global__ void k(%s x) {}\n",
+             list, list);
+    pg_param_info *p = NULL;
+    int n = -1;
+    CHECK_STATUS(pg__signature_infer(src, "k", &p, &n), PG_ERROR_ARGUMENT);
+    const char *e = pg_last_error();
+    CHECK(strstr(e, "ambiguous") && strstr(e, "at line 1") && strstr(e, "at line 2"));
+    CHECK(strstr(e, "k(ab c d e") != NULL);
+    /* The same with names long enough that the list of sites fills the message's buffer. */
+    char *big = malloc(4 * 2200 + 1);
+    REQUIRE_OK(big ? PG_OK : PG_ERROR_OUT_OF_MEMORY);
+    char name[1501];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    big[0] = '\0';
+    for (int i = 0; i < 4; i++) /* i more words: the lists differ without their last names */
+        snprintf(big + strlen(big), 4 * 2200 + 1 - strlen(big), "__global__ void %s(%s%.*s) {}\n",
+                 name, list, 2 * i, " w w w");
+    CHECK_STATUS(pg__signature_infer(big, name, &p, &n), PG_ERROR_ARGUMENT);
+    CHECK(strstr(pg_last_error(), "ambiguous") != NULL);
+    free(big);
+}
+
+/* topology finding 1: every route was the best of every simple path of up to 8 links, tried in
+ * full, and paths multiply with parallel links and meshes of switches: the fuzzer's dgx2-v100
+ * with links repeated ran for minutes, 22 switches linked each to each (and to the host) for
+ * hours. Now paths that cannot beat the best so far are not followed (the same routes: the
+ * presets' and the corpus's compared before and after), and a machine whose routes still take
+ * more than 200,000 paths is refused, naming the problem. */
+static void route_search_bounded(void) {
+    char path[] = "/tmp/pg-fuzz-mesh-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE_OK(fd >= 0 ? PG_OK : PG_ERROR_IO);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "gpu_type g name=G memory=1G cc=8.0 sms=10 memory_gbps=100\ngpus 1 g\nswitch");
+    for (int i = 0; i < 22; i++)
+        fprintf(f, " s%d", i);
+    fprintf(f, "\n");
+    for (int i = -1; i < 22; i++) { /* -1: the host */
+        char from[16];
+        snprintf(from, sizeof from, i < 0 ? "host" : "s%d", i);
+        for (int j = i + 1; j < 22; j++)
+            fprintf(f, "link %s s%d 10 1\n", from, j);
+    }
+    fprintf(f, "link gpu0 s0 10 1\n");
+    fclose(f);
+    pg__sim_topo *t = malloc(sizeof *t);
+    REQUIRE_OK(t ? PG_OK : PG_ERROR_OUT_OF_MEMORY);
+    alarm(120);
+    CHECK_STATUS(pg__sim_topo_load(path, t), PG_ERROR_ARGUMENT);
+    CHECK(strstr(pg_last_error(), "too many paths") && strstr(pg_last_error(), path));
+    alarm(0);
+    unlink(path);
+    free(t);
+}
+
 int main(void) {
     shared_twice_in_one_declaration();
     shared_statements_linear();
     many_global_specifiers_linear();
+    overload_message_fits();
+    route_search_bounded();
     int n = replay("signature_parse", pg_fuzz_signature_parse);
     n += replay("signature_infer", pg_fuzz_signature_infer);
     n += replay("cpu_scan", pg_fuzz_cpu_scan);
+    n += replay("topology", pg_fuzz_topology);
+    n += replay("options", pg_fuzz_options);
+    n += replay("profile", pg_fuzz_profile);
     printf("fuzz regressions: %d saved inputs replayed\n", n);
     CHECK_DONE();
 }
