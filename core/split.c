@@ -222,6 +222,37 @@ static int mapped(const pg__runtime *rt, const pg__comp *c) {
     return 0;
 }
 
+/* Parts per device, at most, where its range's inputs come over a link; and the bytes to copy
+ * that make one more part (copy and compute then overlap as over a script's partitions). */
+#define PIPE_PARTS 8
+#define PIPE_BYTES (UINT64_C(64) << 20)
+#define MAX_PARTS 64
+
+/* The bytes of c's inputs that blocks [b0, b1) read and that are not current on device dev
+ * (after the cuts at the range's ends: whole pieces). */
+static uint64_t missing_bytes(pg__runtime *rt, const pg__comp *c, int dev, uint64_t b0,
+                              uint64_t b1) {
+    uint64_t threads = (uint64_t)c->block.x * c->block.y * c->block.z, bytes = 0;
+    (void)rt;
+    for (int s = 0; s < c->nslots; s++) {
+        const pg_param_info *prm = &c->kernel->params[s];
+        if (c->slot_arg[s] < 0 || !(prm->access & PG_ACCESS_IN))
+            continue;
+        pg__array *a = c->args[c->slot_arg[s]].array;
+        pg__array *r = a->store;
+        uint64_t lo, hi;
+        range_of(prm, a, threads, b0, b1, &lo, &hi);
+        for (uint64_t e = a->off + lo; e < a->off + hi;) {
+            pg__array *q = pg__array_piece_at(r, e);
+            uint64_t end = q->off + q->size < a->off + hi ? q->off + q->size : a->off + hi;
+            if (!q->fresh && !(q->valid & PG__LOC_BIT(PG__LOC(dev))))
+                bytes += (end - e) * pg_dtype_size(a->dtype);
+            e = end;
+        }
+    }
+    return bytes;
+}
+
 pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
     *done = 0;
     pg__kernel *k = c->kernel;
@@ -237,7 +268,7 @@ pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
                       : rt->ops->range_wrapper && !k->wrapped
                           ? "it was not built for ranges of blocks on these devices"
                       : rt->ranks     ? "with several ranks a launch runs on one rank"
-                      : ndev < 2      ? "it fits on one device only"
+                      : ndev < 1      ? "it fits on no device that works"
                       : nblocks < 2   ? "its grid has one block"
                       : mapped(rt, c) ? "its arrays are mapped on the host, or work is held "
                                         "back behind a mapping"
@@ -248,17 +279,43 @@ pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
                                      "cannot: %s",
                                      k->name, why)
                          : PG_OK;
-    int parts = nblocks < (uint64_t)ndev ? (int)nblocks : ndev;
-    pg__comp *pc[PG_MAX_DEVICES] = {0};
-    pg_status st = PG_OK;
     /* Equal ranges, in device order: the same split every launch of the same grid, so that the
      * ranges one launch writes are where the next one reads them. */
+    int ndevparts = nblocks < (uint64_t)ndev ? (int)nblocks : ndev;
+    uint64_t lo[MAX_PARTS + 1];
+    int dev_of[MAX_PARTS], parts = 0;
+    pg_status st = PG_OK;
+    for (int i = 0; !st && i < ndevparts; i++)
+        st = cut_part(rt, c, nblocks * (uint64_t)i / (uint64_t)ndevparts,
+                      nblocks * (uint64_t)(i + 1) / (uint64_t)ndevparts);
+    /* A device whose range's inputs must come over a link gets its range in several parts, so
+     * that the copy of one overlaps the blocks of the one before (as a script's partitions do):
+     * one part per PIPE_BYTES to copy, at most PIPE_PARTS. */
+    for (int i = 0; !st && i < ndevparts; i++) {
+        uint64_t b0 = nblocks * (uint64_t)i / (uint64_t)ndevparts,
+                 b1 = nblocks * (uint64_t)(i + 1) / (uint64_t)ndevparts;
+        uint64_t sub = missing_bytes(rt, c, devs[i], b0, b1) / PIPE_BYTES;
+        sub = sub < 1 ? 1 : sub > PIPE_PARTS ? PIPE_PARTS : sub;
+        sub = sub > b1 - b0 ? b1 - b0 : sub;
+        if (sub > (uint64_t)(MAX_PARTS / ndevparts))
+            sub = (uint64_t)(MAX_PARTS / ndevparts);
+        for (uint64_t j = 0; j < sub && parts < MAX_PARTS; j++) {
+            lo[parts] = b0 + (b1 - b0) * j / sub;
+            dev_of[parts++] = devs[i];
+        }
+        lo[parts] = b1;
+    }
+    if (!st && parts < 2) /* one device and nothing to pipeline: the launch runs whole */
+        return mode == 2 ? pg__error(PG_ERROR_ARGUMENT,
+                                     "kernel '%s' was asked to split (pg_kernel_split on) but "
+                                     "cannot: it fits on one device only",
+                                     k->name)
+                         : PG_OK;
     for (int i = 0; !st && i < parts; i++)
-        st = cut_part(rt, c, nblocks * (uint64_t)i / (uint64_t)parts,
-                      nblocks * (uint64_t)(i + 1) / (uint64_t)parts);
+        st = cut_part(rt, c, lo[i], lo[i + 1]);
+    pg__comp *pc[MAX_PARTS] = {0};
     for (int i = 0; !st && i < parts; i++) {
-        st = make_part(rt, c, devs[i], nblocks * (uint64_t)i / (uint64_t)parts,
-                       nblocks * (uint64_t)(i + 1) / (uint64_t)parts, &pc[i]);
+        st = make_part(rt, c, dev_of[i], lo[i], lo[i + 1], &pc[i]);
         if (!st) {
             pc[i]->part = i + 1;
             pc[i]->parts = parts;

@@ -289,7 +289,47 @@ static void test_bounds(void) {
     pg_runtime_free(rt);
 }
 
+/* Inputs that must come over a link are copied in parts, so that copies overlap the blocks of
+ * the part before: even one device runs such a launch in parts (one per 64 MiB to copy, at most
+ * 8 per device); once the inputs are there, the launch runs whole again. */
+static void test_pipelined_parts(void) {
+    pg_runtime *rt = test_runtime_on("host:1", NULL, NULL);
+    pg_kernel *saxpy = kern(rt, "saxpy",
+                            "inout(chunks=blocks) float *y, in(chunks=blocks) const float *x, "
+                            "float a, int n");
+    enum { M = 1 << 24 }; /* 64 MiB per array: 128 MiB to copy in */
+    pg_array *x = arr(rt, M, 1), *y = arr(rt, M, 0);
+    pg_arg sa[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_float(2), pg_arg_int(M)};
+    CHECK_OK(pg_kernel_launch(saxpy, dim1(M / T), dim1(T), 0, sa, 4));
+    CHECK_OK(pg_kernel_launch(saxpy, dim1(M / T), dim1(T), 0, sa, 4));
+    float v = 0;
+    CHECK_OK(pg_array_read(y, M - 5, 1, &v));
+    float xv = 1 + (float)((M - 5) % 97) * 0.5f, yv = (float)((M - 5) % 97) * 0.5f;
+    CHECK(v == 2 * xv + (2 * xv + yv));
+    pg_dag *g = NULL;
+    REQUIRE_OK(pg_dag_snapshot(rt, &g));
+    size_t nv = 0;
+    CHECK_OK(pg_dag_vertex_count(g, &nv));
+    int first_parts = -1, second_parts = -1;
+    for (size_t i = 0; i < nv; i++) {
+        pg_dag_vertex_info vi;
+        CHECK_OK(pg_dag_vertex(g, i, &vi));
+        if (vi.kind != PG_DAG_KERNEL)
+            continue;
+        if (first_parts < 0)
+            first_parts = vi.parts;
+        else if (vi.part <= 1 && second_parts < 0 && (vi.parts == 0 || vi.part == 1) &&
+                 (first_parts == 0 || i > (size_t)first_parts))
+            second_parts = vi.parts;
+    }
+    CHECK(first_parts == 2);  /* 128 MiB to copy: two parts on the one device */
+    CHECK(second_parts == 0); /* the inputs are there now: whole */
+    pg_dag_free(g);
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 int main(void) {
+    test_pipelined_parts();
     test_bounds();
     const char *gpus = getenv("PG_TEST_DEVICES");
     if (gpus && *gpus && strncmp(gpus, "host", 4) != 0)
