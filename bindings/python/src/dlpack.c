@@ -232,6 +232,36 @@ PyObject *pgpy_array_dlpack_device(PyObject *self, PyObject *unused) {
     return gpu >= 0 ? Py_BuildValue("(ii)", DL_CUDA, gpu) : Py_BuildValue("(ii)", DL_CPU, 0);
 }
 
+/* What polygpu makes of a DLPack tensor: its element type (PG_DTYPE_COUNT: none of polygpu's),
+ * shape and element count, and whether it is C-contiguous (shape is set only for 1 to
+ * PG_MAX_DIMS dimensions). */
+typedef struct {
+    pg_dtype dt;
+    int64_t shape[PG_MAX_DIMS];
+    uint64_t count;
+    int contiguous;
+} tensor_desc;
+
+static tensor_desc describe_tensor(const pgdl_tensor *t) {
+    tensor_desc d = {PG_DTYPE_COUNT, {0}, 1, 1};
+    for (int k = 0; k < PG_DTYPE_COUNT; k++) {
+        pgdl_dtype x = dl_dtype((pg_dtype)k);
+        if (x.code == t->dtype.code && x.bits == t->dtype.bits && t->dtype.lanes == 1)
+            d.dt = (pg_dtype)k;
+    }
+    if (t->ndim >= 1 && t->ndim <= PG_MAX_DIMS) {
+        int64_t want = 1;
+        for (int i = t->ndim - 1; i >= 0; i--) {
+            d.shape[i] = t->shape[i];
+            d.count *= (uint64_t)d.shape[i];
+            if (t->strides && d.shape[i] > 1 && t->strides[i] != want)
+                d.contiguous = 0;
+            want *= d.shape[i];
+        }
+    }
+    return d;
+}
+
 /* A new DeviceArray holding a copy of obj, a CUDA DLPack producer, device to device: obj's
  * work is ordered before CUDA's legacy default stream (stream=1), polygpu's copy after it, and
  * the tensor is released once the copy has read it (pg_array_wait). */
@@ -255,25 +285,11 @@ PyObject *pgpy_from_dlpack_cuda(pgpy_runtime *rt, PyObject *obj) {
     }
     pgdl_tensor *t = &m->dl_tensor;
     int ndim = t->ndim;
-    pg_dtype dt = PG_DTYPE_COUNT;
-    for (int k = 0; k < PG_DTYPE_COUNT; k++) {
-        pgdl_dtype d = dl_dtype((pg_dtype)k);
-        if (d.code == t->dtype.code && d.bits == t->dtype.bits && t->dtype.lanes == 1)
-            dt = (pg_dtype)k;
-    }
-    int64_t shape[PG_MAX_DIMS];
-    uint64_t count = 1;
-    int contiguous = 1;
-    if (ndim >= 1 && ndim <= PG_MAX_DIMS) {
-        int64_t want = 1;
-        for (int i = ndim - 1; i >= 0; i--) {
-            shape[i] = t->shape[i];
-            count *= (uint64_t)shape[i];
-            if (t->strides && shape[i] > 1 && t->strides[i] != want)
-                contiguous = 0;
-            want *= shape[i];
-        }
-    }
+    tensor_desc td = describe_tensor(t);
+    pg_dtype dt = td.dt;
+    int64_t *shape = td.shape;
+    uint64_t count = td.count;
+    int contiguous = td.contiguous;
     const char *why = t->device.device_type != DL_CUDA ? "is not on a CUDA device"
                       : dt == PG_DTYPE_COUNT           ? "has an element type polygpu lacks"
                       : ndim < 1 || ndim > PG_MAX_DIMS ? "has a number of dimensions polygpu lacks"
@@ -375,24 +391,10 @@ PyObject *pgpy_adopt_dlpack(pgpy_runtime *rt, PyObject *obj, int cuda) {
     }
     pgdl_tensor *t = &m->dl_tensor;
     int ndim = t->ndim;
-    pg_dtype dt = PG_DTYPE_COUNT;
-    for (int k = 0; k < PG_DTYPE_COUNT; k++) {
-        pgdl_dtype d = dl_dtype((pg_dtype)k);
-        if (d.code == t->dtype.code && d.bits == t->dtype.bits && t->dtype.lanes == 1)
-            dt = (pg_dtype)k;
-    }
-    int64_t shape[PG_MAX_DIMS];
-    int contiguous = 1, empty = 0;
-    if (ndim >= 1 && ndim <= PG_MAX_DIMS) {
-        int64_t want = 1;
-        for (int i = ndim - 1; i >= 0; i--) {
-            shape[i] = t->shape[i];
-            empty |= shape[i] == 0;
-            if (t->strides && shape[i] > 1 && t->strides[i] != want)
-                contiguous = 0;
-            want *= shape[i];
-        }
-    }
+    tensor_desc td = describe_tensor(t);
+    pg_dtype dt = td.dt;
+    int64_t *shape = td.shape;
+    int contiguous = td.contiguous, empty = td.count == 0;
     int type = t->device.device_type;
     const char *why = (cuda ? type != DL_CUDA : (type != DL_CPU && type != 3))
                           ? "is not where its __dlpack_device__ said"
