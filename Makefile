@@ -38,9 +38,10 @@ test-asan:
 	@cmake -S . -B build-asan -DPG_SANITIZE=address -DPG_BINDINGS=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@cmake/stage.sh "building build-asan/ (ASan+UBSan)" build-asan/build.log cmake --build build-asan -j$(JOBS)
 	@echo "running the C, Python and Lua suites under ASan+UBSan: ctest in build-asan/"
-	@# LeakSanitizer's exit-time tracer itself crashed once in ~10 loaded runs ("Tracer caught
-	@# signal 11"), failing a clean test: a test that fails is run once more, and both runs print.
-	@cd build-asan && PG_DIFF_PROGRAMS=60 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) --repeat until-pass:2 -LE '^(python|lua|readme)$$'
+	@# LeakSanitizer's exit-time tracer itself crashes now and then on a loaded machine ("Tracer
+	@# caught signal 11", test_cpu_compile in 2 of 2 full runs on 2026-11-28, never alone),
+	@# failing a clean test: a test that fails is run up to twice more, and every run prints.
+	@cd build-asan && PG_DIFF_PROGRAMS=60 ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) --repeat until-pass:3 -LE '^(python|lua|readme)$$'
 
 test-tsan:
 	@cmake -S . -B build-tsan -DPG_SANITIZE=thread -DPG_BINDINGS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
