@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 /* Numbers per vertex, in the order Dag.java reads them. */
-#define PER_VERTEX 12
+#define PER_VERTEX 14
 
 static jlongArray long_array(JNIEnv *env, const jlong *v, size_t n) {
     jlongArray a = (*env)->NewLongArray(env, (jsize)n);
@@ -38,6 +38,8 @@ static int fill(JNIEnv *env, const pg_dag *g, size_t nv, size_t ne, jlong *nums,
         n[9] = v.src;
         n[10] = v.dst;
         n[11] = v.rank;
+        n[12] = v.part; /* a part of a launch split over devices: 1..parts; 0 0 not */
+        n[13] = v.parts;
         for (int j = 0; j < v.nargs; j++, a++) {
             args[2 * a] = (jlong)v.args[j].array;
             args[2 * a + 1] = v.args[j].access;
@@ -62,8 +64,8 @@ static int fill(JNIEnv *env, const pg_dag *g, size_t nv, size_t ne, jlong *nums,
 }
 
 /* {long[] PER_VERTEX per vertex (id, kind, device, stream, nargs, submit_ns, start_ns, end_ns,
- * bytes, src, dst, rank), String[] names, long[] (array, access) per argument of every vertex in
- * order, long[] (from, to) per edge}. */
+ * bytes, src, dst, rank, part, parts), String[] names, long[] (array, access) per argument of every
+ * vertex in order, long[] (from, to) per edge}. */
 JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_dagSnapshot(JNIEnv *env, jclass cls, jlong rt) {
     pg_dag *g = NULL;
     size_t nv = 0, ne = 0, na = 0;

@@ -54,9 +54,13 @@ public record Dag(List<Vertex> vertices, List<Edge> edges) {
      * @param dst copies: the destination, a device id or -1 for the host
      * @param rank the rank that ran it ({@link Runtime#rank()}; 0 single-process): each rank
      *     records its own work
+     * @param part a part of one launch split over devices ({@link Kernel#split(String)}): which
+     *     part, from 1; 0 for anything else
+     * @param parts how many parts that launch has; 0 for anything else
      */
     public record Vertex(long id, Kind kind, String name, int device, int stream, List<Arg> args,
-            long submitNs, long startNs, long endNs, long bytes, int src, int dst, int rank) {
+            long submitNs, long startNs, long endNs, long bytes, int src, int dst, int rank,
+            int part, int parts) {
     }
 
     /**
@@ -82,7 +86,7 @@ public record Dag(List<Vertex> vertices, List<Edge> edges) {
     }
 
     /** Numbers per vertex in {@link Native#dagSnapshot(long)}'s first array. */
-    private static final int PER_VERTEX = 12;
+    private static final int PER_VERTEX = 14;
 
     /** From {@link Native#dagSnapshot(long)}'s arrays. */
     static Dag fromNative(Object[] raw) {
@@ -102,7 +106,8 @@ public record Dag(List<Vertex> vertices, List<Edge> edges) {
                 args.add(new Arg(a[2 * arg], accesses[(int) a[2 * arg + 1] - 1]));
             vertices.add(new Vertex(n[b], kinds[(int) n[b + 1]], names[i], (int) n[b + 2],
                     (int) n[b + 3], List.copyOf(args), n[b + 5], n[b + 6], n[b + 7], n[b + 8],
-                    (int) n[b + 9], (int) n[b + 10], (int) n[b + 11]));
+                    (int) n[b + 9], (int) n[b + 10], (int) n[b + 11], (int) n[b + 12],
+                    (int) n[b + 13]));
         }
         List<Edge> edges = new ArrayList<>(e.length / 2);
         for (int i = 0; i + 1 < e.length; i += 2)

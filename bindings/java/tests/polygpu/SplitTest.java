@@ -46,6 +46,11 @@ class SplitTest {
             for (int i = 0; i < N; i++)
                 assertEquals(2.0f * i + 1, hy[i], "y[" + i + "]");
             assertEquals("[0, 1, 2, 3]", devices(rt).toString());
+            TreeSet<String> parts = new TreeSet<>(); /* one call with parts 1..4 */
+            for (Dag.Vertex v : rt.dagSnapshot().vertices())
+                if (v.kind() == Dag.Kind.KERNEL && v.name().equals("saxpy"))
+                    parts.add(v.part() + "/" + v.parts());
+            assertEquals("[1/4, 2/4, 3/4, 4/4]", parts.toString());
         }
     }
 
