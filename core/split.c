@@ -230,10 +230,8 @@ static int mapped(const pg__runtime *rt, const pg__comp *c) {
 
 /* The bytes of c's inputs that blocks [b0, b1) read and that are not current on device dev
  * (after the cuts at the range's ends: whole pieces). */
-static uint64_t missing_bytes(pg__runtime *rt, const pg__comp *c, int dev, uint64_t b0,
-                              uint64_t b1) {
+static uint64_t missing_bytes(const pg__comp *c, int dev, uint64_t b0, uint64_t b1) {
     uint64_t threads = (uint64_t)c->block.x * c->block.y * c->block.z, bytes = 0;
-    (void)rt;
     for (int s = 0; s < c->nslots; s++) {
         const pg_param_info *prm = &c->kernel->params[s];
         if (c->slot_arg[s] < 0 || !(prm->access & PG_ACCESS_IN))
@@ -294,7 +292,7 @@ pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
     for (int i = 0; !st && i < ndevparts; i++) {
         uint64_t b0 = nblocks * (uint64_t)i / (uint64_t)ndevparts,
                  b1 = nblocks * (uint64_t)(i + 1) / (uint64_t)ndevparts;
-        uint64_t sub = missing_bytes(rt, c, devs[i], b0, b1) / PIPE_BYTES;
+        uint64_t sub = missing_bytes(c, devs[i], b0, b1) / PIPE_BYTES;
         sub = sub < 1 ? 1 : sub > PIPE_PARTS ? PIPE_PARTS : sub;
         sub = sub > b1 - b0 ? b1 - b0 : sub;
         if (sub > (uint64_t)(MAX_PARTS / ndevparts))

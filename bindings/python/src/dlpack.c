@@ -262,22 +262,34 @@ static tensor_desc describe_tensor(const pgdl_tensor *t) {
     return d;
 }
 
+/* The capsule of obj.__dlpack__(stream=...) (CUDA: the legacy default stream, after which
+ * the producer's work is ordered; the host: no stream). */
+static PyObject *dlpack_capsule(PyObject *obj, int cuda) {
+    PyObject *meth = PyObject_GetAttrString(obj, "__dlpack__");
+    if (!meth)
+        return NULL;
+    PyObject *noargs = PyTuple_New(0);
+    PyObject *kw = cuda ? Py_BuildValue("{s:i}", "stream", 1) : NULL;
+    PyObject *cap = noargs && (kw || !cuda) ? PyObject_Call(meth, noargs, kw) : NULL;
+    Py_XDECREF(kw);
+    Py_XDECREF(noargs);
+    Py_DECREF(meth);
+    return cap;
+}
+
+/* The unused DLPack tensor a capsule holds, or NULL. */
+static pgdl_managed *capsule_tensor(PyObject *cap) {
+    return PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
+}
+
 /* A new DeviceArray holding a copy of obj, a CUDA DLPack producer, device to device: obj's
  * work is ordered before CUDA's legacy default stream (stream=1), polygpu's copy after it, and
  * the tensor is released once the copy has read it (pg_array_wait). */
 PyObject *pgpy_from_dlpack_cuda(pgpy_runtime *rt, PyObject *obj) {
-    PyObject *cap = NULL;
-    PyObject *kw = Py_BuildValue("{s:i}", "stream", 1);
-    PyObject *meth = kw ? PyObject_GetAttrString(obj, "__dlpack__") : NULL;
-    PyObject *noargs = meth ? PyTuple_New(0) : NULL;
-    cap = noargs ? PyObject_Call(meth, noargs, kw) : NULL;
-    Py_XDECREF(kw);
-    Py_XDECREF(meth);
-    Py_XDECREF(noargs);
+    PyObject *cap = dlpack_capsule(obj, 1);
     if (!cap)
         return NULL;
-    pgdl_managed *m =
-        PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
+    pgdl_managed *m = capsule_tensor(cap);
     if (!m) {
         Py_DECREF(cap);
         return pgpy_argument_error("from_dlpack: __dlpack__ returned no unused 'dltensor' "
@@ -360,21 +372,6 @@ static void adopted_release(void *ctx) {
         (void)Py_AddPendingCall(adopted_drain, NULL);
 }
 
-/* The capsule of obj.__dlpack__(stream=...) (CUDA: the legacy default stream, after which
- * the producer's work is ordered; the host: no stream). */
-static PyObject *dlpack_capsule(PyObject *obj, int cuda) {
-    PyObject *meth = PyObject_GetAttrString(obj, "__dlpack__");
-    if (!meth)
-        return NULL;
-    PyObject *noargs = PyTuple_New(0);
-    PyObject *kw = cuda ? Py_BuildValue("{s:i}", "stream", 1) : NULL;
-    PyObject *cap = noargs && (kw || !cuda) ? PyObject_Call(meth, noargs, kw) : NULL;
-    Py_XDECREF(kw);
-    Py_XDECREF(noargs);
-    Py_DECREF(meth);
-    return cap;
-}
-
 /* Runtime._adopt_dlpack(obj, cuda): a DeviceArray whose value is obj's memory, or BufferError
  * (naming why) where that cannot be: the caller copies instead unless copy=False. */
 PyObject *pgpy_adopt_dlpack(pgpy_runtime *rt, PyObject *obj, int cuda) {
@@ -382,8 +379,7 @@ PyObject *pgpy_adopt_dlpack(pgpy_runtime *rt, PyObject *obj, int cuda) {
     PyObject *cap = dlpack_capsule(obj, cuda);
     if (!cap)
         return NULL;
-    pgdl_managed *m =
-        PyCapsule_IsValid(cap, "dltensor") ? PyCapsule_GetPointer(cap, "dltensor") : NULL;
+    pgdl_managed *m = capsule_tensor(cap);
     if (!m) {
         Py_DECREF(cap);
         return PyErr_Format(PyExc_BufferError,
