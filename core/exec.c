@@ -119,6 +119,8 @@ static pg_status closing_error(void) {
 static pg_status wait_host(pg__runtime *rt) {
     if (pg__closing_other(rt))
         return closing_error();
+    if (__builtin_expect(rt->ranks != NULL, 0)) /* transfers of ranks end by progress here */
+        return pg__ranks_wait(rt);
     return pg__wait_cond(rt);
 }
 
@@ -590,6 +592,10 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     return PG_OK;
 }
 
+pg_status pg__exec_release(pg__runtime *rt) {
+    return issue_pending(rt);
+}
+
 pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a) {
     if (!a->map_count)
         return pg__error(PG_ERROR_STATE, "array %llu is not mapped", (unsigned long long)a->id);
@@ -612,6 +618,12 @@ pg_status pg__exec_sync(pg__runtime *rt) {
             pg__comp *b = self_blocker(rt->pending_head);
             if (b)
                 return deadlock_error(b);
+            pg_status st = wait_host(rt);
+            if (st)
+                return st;
+            continue;
+        }
+        if (!rt->inflight_head && pg__ranks_busy(rt)) { /* messages of ranks in flight */
             pg_status st = wait_host(rt);
             if (st)
                 return st;

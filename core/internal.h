@@ -657,6 +657,8 @@ pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a);
 pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c);
 pg_status pg__exec_sync(pg__runtime *rt);
 void pg__exec_sweep(pg__runtime *rt, int max);
+/* Issue the held-back work that an open access ended by the core (a rank's transfer) let go. */
+pg_status pg__exec_release(pg__runtime *rt);
 
 /* ---- issue (core/issue.c): the one path from a placed computation to a stream */
 /* The backend operation(s) of computation c on stream s (a launch, a copy...). */
@@ -802,6 +804,12 @@ pg_status pg__ranks_host_piece(pg__runtime *rt, pg__array *p, pg_access access, 
                                int *local);
 /* Is p's value current on this rank? */
 static inline int pg__ranks_here(const pg__runtime *rt, const pg__array *p);
+/* Transfers are asynchronous (an open host access per transfer, ended by progress): a wait of
+ * the runtime with transfers in flight moves them on (core/exec.c wait_host); _busy: any in
+ * flight; _quiesce: wait until none is (before a cut changes pieces). Lock held. */
+pg_status pg__ranks_wait(pg__runtime *rt);
+int pg__ranks_busy(const pg__runtime *rt);
+pg_status pg__ranks_quiesce(pg__runtime *rt);
 /* The GPUs of this rank out of ndev on its node (devices "auto" or "cuda"): their indices for
  * the CUDA backend ("1,3") in buf, or "" for all of them. */
 void pg__ranks_gpu_spec(int local_rank, int local_size, int ndev, char *buf, size_t cap);
