@@ -83,6 +83,7 @@ struct xfer {
     int noticed;
     pg__comp *c;    /* the open host access standing for it (reference) */
     pg__comp *wait; /* a send: what makes p's host copy current (reference, or NULL) */
+    pg__bevent *ev; /* ...its event when issued device work, for waits to watch (r->mu) */
     pg__array *p;   /* (reference) */
     uint64_t seq, digest;
     uint64_t waited_from; /* a receive: since when the program waits for it (0: it does not) */
@@ -118,6 +119,7 @@ struct pg__ranks {
                   * of receives under mu) */
     int nx, capx;
     int progressing;       /* a thread moves the transfers on (rt->mu) */
+    uint64_t idle_since;   /* waits have found nothing to move since (0: they did; rt->mu) */
     uint64_t min_closed;   /* the fewest operations a closed peer ran (UINT64_MAX: none) */
     int nwaits;            /* peers whose CTRL_WAIT is not answered */
     char *broken;          /* why the ranks no longer agree: every later operation fails */
@@ -773,6 +775,7 @@ static pg_status send_piece(pg__runtime *rt, pg__array *p, int dst) {
                               (unsigned long long)p->id, (unsigned long long)p->off,
                               (unsigned long long)(p->off + p->size), dst);
     }
+    progress(rt, 0); /* its copy to the host goes behind its producer now, not later */
     return PG_OK;
 }
 
@@ -831,6 +834,11 @@ static int send_step(pg__runtime *rt, xfer *x, uint64_t *held) {
             pg__error_clear();
         }
         x->stage = 1;
+        if (x->wait && x->wait->state == PG__ISSUED && x->wait->event) {
+            pthread_mutex_lock(&r->mu); /* the wait's reference keeps the event */
+            x->ev = x->wait->event;
+            pthread_mutex_unlock(&r->mu);
+        }
     }
     if (!x->fail && x->wait) {
         if (!pg__comp_done(rt, x->wait))
@@ -1074,9 +1082,9 @@ static int progress(pg__runtime *rt, int waiting) {
 }
 
 typedef struct wait_ctx {
+    pg__runtime *rt;
     pg__ranks *r;
-    uint64_t t0;
-    int sending; /* sends wait for device work: the lock is taken again soon to look */
+    uint64_t t0, idle_since;
 } wait_ctx;
 
 /* A wait's poll with the runtime's lock dropped: done when a message came, a peer's notice
@@ -1091,9 +1099,18 @@ static pg_status wait_poll(void *ctx, int *done) {
     pg_status st = peer_failures(r, -1, 0);
     if (st || r->broken)
         *done = 1;
+    /* A send's value on the host (its device's copy done): the event is watched here, without
+     * the runtime's lock, so that the message goes at once. */
+    for (int i = 0; !*done && i < r->nx; i++)
+        *done = r->xs[i]->ev && w->rt->ops->event_done(w->rt->b, r->xs[i]->ev);
     pthread_mutex_unlock(&r->mu);
-    if (!*done)
-        *done = pg__now_ns() - w->t0 > (w->sending ? 20000u : 1000000u);
+    uint64_t now = pg__now_ns();
+    if (!*done) /* now and then the lock is taken again to look at the rest */
+        *done = now - w->t0 > 1000000u;
+    /* A message is usually microseconds away, but spinning takes a core from the CPU devices'
+     * workers and the other ranks: a wait that found nothing for 2 ms sleeps between looks. */
+    if (!*done && w->idle_since && now - w->idle_since > 2000000u)
+        nanosleep(&(struct timespec){0, 20000}, NULL);
     return st;
 }
 
@@ -1101,11 +1118,13 @@ pg_status pg__ranks_wait(pg__runtime *rt) {
     pg__ranks *r = rt->ranks;
     if (!r->nx)
         return pg__wait_cond(rt);
-    if (progress(rt, 1))
+    if (progress(rt, 1)) {
+        r->idle_since = 0;
         return PG_OK; /* something ended: the caller looks again */
-    wait_ctx w = {r, pg__now_ns(), 0};
-    for (int i = 0; i < r->nx && !w.sending; i++)
-        w.sending = r->xs[i]->send;
+    }
+    if (!r->idle_since)
+        r->idle_since = pg__now_ns();
+    wait_ctx w = {rt, r, pg__now_ns(), r->idle_since};
     pthread_mutex_lock(&r->mu);
     r->blocked++;
     pthread_mutex_unlock(&r->mu);
