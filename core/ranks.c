@@ -10,15 +10,15 @@
  * message then). Sends and receives are posted in program order on both sides, so no message
  * ever says what to do next, and there is no central scheduler.
  *
- * Why no deadlock: every send is nonblocking from a copy (a rank never waits for its own send),
- * and a rank waits only for a message that the sender posts at the same program point; the
- * sender reaches that point after its own earlier receives, each posted at an earlier point,
- * so by induction over program points every awaited message is sent.
+ * Why no deadlock: sends and receives are asynchronous (see "transfers in flight"): a rank
+ * that waits for anything moves its own transfers on; the value of program point P is sent once
+ * its producer is done, which needs only the sender's own receives of earlier points, so by
+ * induction over program points every awaited message is sent.
  *
  * A message is one status byte (0: the value follows; 1: the sender could not read it, its
  * value is lost or failed there) and the piece's elements. Values travel through host memory
- * for now: the sender reads the piece on the host (waiting for its producer), the receiver
- * writes it there and the usual coherence brings it to the device that needs it. */
+ * for now: the sender's copy to the host, a staging copy, MPI; the receiver writes the host copy
+ * and the usual coherence brings it to the device that needs it. */
 #include "core/internal.h"
 #include "net/transport.h"
 
