@@ -1114,13 +1114,24 @@ static pg_status wait_poll(void *ctx, int *done) {
     return st;
 }
 
+/* Once the ranks no longer agree, a wait fails with why (as every later operation does): the
+ * transfers it waited for ended failed, and the value error they leave would hide the cause. */
+static pg_status broken_error(pg__ranks *r) {
+    pg_status st = PG_OK;
+    pthread_mutex_lock(&r->mu);
+    if (r->broken)
+        st = pg__error(PG_ERROR_STATE, "%s", r->broken);
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
 pg_status pg__ranks_wait(pg__runtime *rt) {
     pg__ranks *r = rt->ranks;
     if (!r->nx)
         return pg__wait_cond(rt);
     if (progress(rt, 1)) {
         r->idle_since = 0;
-        return PG_OK; /* something ended: the caller looks again */
+        return broken_error(r); /* something ended: the caller looks again */
     }
     if (!r->idle_since)
         r->idle_since = pg__now_ns();
@@ -1133,7 +1144,7 @@ pg_status pg__ranks_wait(pg__runtime *rt) {
     r->blocked--;
     pthread_mutex_unlock(&r->mu);
     progress(rt, 1);
-    return st;
+    return st ? st : broken_error(r);
 }
 
 int pg__ranks_busy(const pg__runtime *rt) {
