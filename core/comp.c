@@ -3,6 +3,7 @@
  * or when one of its inputs came from a failed computation; failures travel with the data, not
  * along every edge, so a writer that only had to wait for a failed reader is unaffected. */
 #include "core/internal.h"
+#include "core/share.h"
 #include "core/phases.h"
 #include "core/power.h"
 
@@ -206,6 +207,8 @@ static void finish(pg__runtime *rt, pg__comp *c) {
     if (c->device >= 0 && rt->dev[c->device].inflight > 0)
         rt->dev[c->device].inflight--;
     pg__models_queue_done(rt, c);
+    if (c->device >= 0 && c->device < rt->ndev)
+        pg__share_load(rt, c->device);
     release_work(rt, c);
 }
 

@@ -351,6 +351,7 @@ typedef struct pg__options_resolved {
     double power_limit;           /* watts per node the chosen devices may draw; 0: none */
     enum { PG__RANKS_AUTO, PG__RANKS_MPI, PG__RANKS_OFF } ranks; /* option ranks */
     int split; /* option split: 1 auto, 0 off */
+    int share; /* option share: 1 node, 0 off (core/share.c) */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -420,6 +421,7 @@ struct pg__runtime {
     /* the ranks of a distributed run (core/ranks.c); NULL single-process, so that the launch
      * path pays one predictable branch for them */
     pg__ranks *ranks;
+    struct pg__node *node; /* the node this runtime shares (core/share.c); NULL: alone */
     int rank, nranks; /* 0 and 1 single-process */
     /* check=bounds: view parameters' own buffers, freed once their launch is done (bounds.c) */
     struct pg__staging *staging;

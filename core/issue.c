@@ -6,6 +6,7 @@
  * are needed and from where; only this file hands work to a stream. Lock held throughout. */
 #include "core/internal.h"
 #include "core/phases.h"
+#include "core/share.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@ static void issued(pg__runtime *rt, pg__comp *c, pg__stream *s) {
     s->last_use = ++rt->submissions;
     rt->dev[s->device].inflight++;
     pg__models_queue_add(rt, c, s->device);
+    pg__share_load(rt, s->device);
     pg__comp_list_push(&rt->inflight_head, &rt->inflight_tail, c);
 }
 

@@ -120,6 +120,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         str = &o->ranks;
     else if (!strcmp(name, "split"))
         str = &o->split;
+    else if (!strcmp(name, "share"))
+        str = &o->share;
     if (str) {
         const char *copy = pg__intern(value);
         if (!copy)
@@ -180,7 +182,7 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace, cache_dir, check, "
                      "device_memory_limit, elide_copies, chunk_bytes, profile, models, "
-                     "power_limit, power_watts, ranks or split",
+                     "power_limit, power_watts, ranks, split or share",
                      name);
 }
 
@@ -425,6 +427,17 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
                          "unknown split '%s': expected auto (one launch over several devices, "
                          "for kernels whose signature says what each block writes) or off",
                          spl);
+
+    const char *sh = pick(o->share, "PG_SHARE", "node");
+    if (!strcmp(sh, "node"))
+        r->share = 1;
+    else if (!strcmp(sh, "off"))
+        r->share = 0;
+    else
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "unknown share '%s': expected node (share this machine's devices with "
+                         "this user's other processes) or off (schedule alone)",
+                         sh);
 
     const char *rk = pick(o->ranks, "PG_RANKS", "auto");
     if (!strcmp(rk, "auto"))

@@ -6,6 +6,7 @@
  * and calls the policy, a pure function of that view; the caller creates streams and marks
  * stream reuse. */
 #include "core/internal.h"
+#include "core/share.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
         devs[d].backlog_s = (double)rt->dev[d].backlog_ns * 1e-9;
         devs[d].estimated_s = (double)pg__models_estimate_ns(rt, c, d) * 1e-9;
     }
+    pg__share_view(rt, devs); /* the other processes' load on these devices */
     if (rt->opt.models && c->kind == PG__KERNEL && c->kernel) {
         uint64_t bytes = pg__models_args_bytes(c);
         for (int d = 0; d < rt->ndev; d++) {

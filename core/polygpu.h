@@ -157,6 +157,11 @@ typedef struct pg_options {
      * computation per device over contiguous ranges of its blocks; "off" never splits.
      * pg_kernel_split sets it per kernel. NULL: PG_SPLIT, else "auto". */
     const char *split;
+    /* Several processes of this user on one machine (issue 39): "node" (default) joins the
+     * node's shared state, so placement sees the other processes' work in flight per device
+     * and a call whose arrays do not fit beside their memory waits for it (first come, first
+     * served) instead of failing; "off" schedules alone. NULL: PG_SHARE, else "node". */
+    const char *share;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -945,6 +950,15 @@ pg_status pg_dag_to_string(const pg_dag *dag, pg_dag_format format, char **out);
 pg_status pg_dag_export(pg_runtime *rt, pg_dag_format format, const char *path);
 pg_status pg_dag_export_string(pg_runtime *rt, pg_dag_format format, char **out);
 void pg_string_free(char *s);
+
+/* The node shared by this user's runtimes (option share), as JSON (free it with
+ * pg_string_free): {"clients": [{"pid", "language", "devices" (names: "host:0", a GPU's UUID),
+ * "inflight" (unfinished computations), "bytes" (device memory held)}], "devices": [{"device",
+ * "inflight", "bytes", "clients" (their pids)}]}. Needs no runtime; clients that died are
+ * reclaimed first. The state lives in $PG_NODE_DIR (else /dev/shm)/polygpu-<uid>, 0700. */
+pg_status pg_node_status(char **json);
+/* The language this process's runtimes report in pg_node_status: "c" unless a binding says. */
+void pg_node_language_set(const char *name);
 
 /* Write a Chrome-trace JSON timeline (opens in Perfetto): one track per device stream, every
  * kernel, copy and host access. GPUs time work (events) only when the runtime was made with the

@@ -1,6 +1,7 @@
 /* runtime.c: runtime lifetime — options, backend choice, devices, interconnect, stats. */
 #include "core/internal.h"
 #include "core/power.h"
+#include "core/share.h"
 #include "devices/sim/sim_backend.h"
 
 #include <stdio.h>
@@ -67,6 +68,7 @@ static pg_status open_backend(pg__runtime *rt, int local_rank, int local_size) {
 }
 
 static void destroy(pg__runtime *rt) {
+    pg__share_close(rt);
     pg__ranks_close(rt);
     if (rt->b) {
         pg__bounds_free(rt);
@@ -119,6 +121,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         rt->dev[d].info.id = d;
     }
     if (!st) {
+        pg__share_open(rt);
         pg__limits_init(rt);
         pg__models_load(rt);
         if (!(st = pg__power_init(rt)))
