@@ -274,6 +274,19 @@ JNIEXPORT jstring JNICALL Java_polygpu_Native_dagString(JNIEnv *env, jclass cls,
     return out;
 }
 
+JNIEXPORT jstring JNICALL Java_polygpu_Native_nodeStatus(JNIEnv *env, jclass cls) {
+    (void)cls;
+    char *s = NULL;
+    pg_status st = pg_node_status(&s);
+    if (st) {
+        pgj_throw_status(env, st);
+        return NULL;
+    }
+    jstring out = pgj_string(env, s);
+    pg_string_free(s);
+    return out;
+}
+
 JNIEXPORT void JNICALL Java_polygpu_Native_dagExport(JNIEnv *env, jclass cls, jlong rt, jint format,
                                                      jbyteArray path) {
     int failed;

@@ -91,6 +91,8 @@ final class Native {
 
     static native String dagString(long rt, int format);
 
+    static native String nodeStatus();
+
     static native void dagExport(long rt, int format, byte[] path);
 
     static native void traceWrite(long rt, byte[] path);

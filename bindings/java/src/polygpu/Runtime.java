@@ -244,6 +244,18 @@ public final class Runtime implements AutoCloseable {
         }
 
         /**
+         * Sharing the machine with this user's other polygpu processes ({@link Node#status()}).
+         *
+         * @param v {@code "node"} (default: placement sees their work in flight, and a call
+         *     whose arrays do not fit beside their memory waits for it) or {@code "off"}
+         *     (schedule alone)
+         * @return this
+         */
+        public Options share(String v) {
+            return set("share", v);
+        }
+
+        /**
          * A Chrome-trace timeline written when the runtime is closed.
          *
          * @param path the JSON file to write
