@@ -347,9 +347,18 @@ int pg__node_admit(pg__node *n, int dev, uint64_t cap, uint64_t own, uint64_t ne
     pg__node_seg *g = n->seg;
     int nd = n->nd[dev];
     *others = 0;
+    if (pg__node_alone(n)) { /* nobody to wait for or to count: no lock */
+        if (own + need > cap)
+            return 0;
+        atomic_store_explicit(&n->me->bytes[nd], own + need, memory_order_relaxed);
+        return 1;
+    }
     if (lock(g, n->me))
         return 1; /* not reachable in practice; alone, as if not sharing */
-    reap(g, n->me);
+    /* A dead holder's memory counts until reaped: at most every 200 ms here (a wait reaps at
+     * each poll), since each look reads /proc for every other client. */
+    if (now_ns() - atomic_load_explicit(&g->reaped_ns, memory_order_relaxed) > REAP_EVERY_NS)
+        reap(g, n->me);
     *others = others_bytes(g, n->me, nd);
     uint64_t t = first_ticket(g, nd);
     int ok = t && t != n->me->ticket ? -1 : own + need <= cap && *others <= cap - own - need;
