@@ -110,3 +110,68 @@ def test_share_off_and_bad_value(node_dir):
         assert pg.node_status() == {"clients": [], "devices": []}
     with pytest.raises(pg.ArgumentError, match="unknown share 'nodes'"):
         pg.Runtime(devices="host:1", share="nodes")
+
+
+HOG = textwrap.dedent(
+    r'''
+    import sys, polygpu as pg
+    rt = pg.Runtime(devices="host:1", share="node", device_memory_limit="1M")
+    k = rt.kernel("""
+    extern "C" __global__ void fill(float *y, float v, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = v; }""", "fill")
+    a = rt.array("float32", 3 << 16)  # 768 KiB of the 1 MiB
+    k(768, 256)(a, 2.0, 3 << 16)
+    rt.sync()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    del a
+    rt.sync()
+    print("freed", flush=True)
+    sys.stdin.readline()
+    '''
+)
+
+FILL = r"""
+extern "C" __global__ void fill(float *y, float v, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = v; }
+"""
+
+
+@pytest.mark.parametrize("how", ["free", "kill"])
+def test_admission_waits_for_the_other_process(node_dir, how):
+    import threading
+
+    hog = subprocess.Popen(
+        [sys.executable, "-c", HOG], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert hog.stdout.readline() == "ready\n"
+        released = threading.Event()
+
+        def release():
+            # The launch below must still be waiting when the hog lets go.
+            released.set()
+            if how == "free":
+                hog.stdin.write("go\n")
+                hog.stdin.flush()
+                assert hog.stdout.readline() == "freed\n"
+            else:
+                hog.kill()
+                hog.wait()
+
+        with pg.Runtime(devices="host:1", share="node", device_memory_limit="1M") as rt:
+            k = rt.kernel(FILL, "fill")
+            y = rt.array("float32", 1 << 17)  # 512 KiB: does not fit beside 768 KiB
+            timer = threading.Timer(0.5, release)
+            timer.start()
+            k(512, 256)(y, 3.0, 1 << 17)  # waits for the hog's memory, then runs
+            assert released.is_set()
+            timer.join()
+            assert y[(1 << 17) - 1] == 3.0
+            big = rt.array("float32", 1 << 19)  # 2 MiB: could never fit under 1 MiB
+            with pytest.raises(pg.OutOfMemoryError, match="2097152 bytes") as e:
+                k(2048, 256)(big, 1.0, 1 << 19)
+            assert "1048576" in str(e.value)
+    finally:
+        hog.kill()
+        hog.wait()
