@@ -82,6 +82,10 @@ class Runtime(_polygpu.Runtime):
       host read returns the current value on every rank, and a host write counts on the
       owner (every rank runs it; the others' data is not used). :attr:`rank`,
       :attr:`nranks`; ``stats()["rank_messages_sent"]`` and the like count the messages.
+    * ``share``: ``"node"`` (default; ``PG_SHARE``) shares this machine's devices with the
+      user's other polygpu processes: placement sees their work in flight, and a call whose
+      arrays do not fit beside their memory waits for it (:func:`polygpu.node_status`);
+      ``"off"`` schedules alone.
 
     The on/off options (``prefetch``, ``elide_copies``, ``models``) take True and False as
     well as ``"on"``/``"off"``; a path option refuses a bool, and a str with a NUL character in
