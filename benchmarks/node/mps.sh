@@ -22,7 +22,7 @@ run4() {
   done
   wait
   t1=$(date +%s.%N)
-  echo "$1: 4 processes in $(echo "$t1 - $t0" | bc) s"
+  echo "$1: 4 processes in $(awk "BEGIN { printf \"%.3f\", $t1 - $t0 }") s"
 }
 export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 run4 without-mps
