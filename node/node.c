@@ -417,6 +417,10 @@ void pg__node_wait_cancel(pg__node *n) {
     }
 }
 
+pg_status pg__node_test_hold_lock(pg__node *n) {
+    return lock(n->seg, n->me);
+}
+
 pg_status pg__node_status_json(char **out) {
     pg__node_seg *g = NULL;
     pg_status st = open_seg(0, &g);

@@ -81,6 +81,9 @@ int pg__node_admit(pg__node *n, int dev, uint64_t cap, uint64_t own, uint64_t ne
 pg_status pg__node_wait_try(pg__node *n, int dev, uint64_t cap, uint64_t total, int *done);
 void pg__node_wait_cancel(pg__node *n);
 
+/* For tests of a holder's death: take the node's lock and keep it (the caller is killed). */
+pg_status pg__node_test_hold_lock(pg__node *n);
+
 /* The node's state as JSON (pg_node_status): {"clients": [{"pid", "language", "devices",
  * "inflight", "bytes"}], "devices": [{"device", "inflight", "bytes", "clients"}]}. Reads the
  * state without joining; no node yet is an empty one. */

@@ -12,6 +12,7 @@
  * - another user (as root: a child run as nobody) gets a node of its own, sees nothing of ours
  *   and cannot open our state. */
 #include "check.h"
+#include "node/node.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -207,6 +208,17 @@ static int child_other(int root_pid, const char *root_state) {
     return 0;
 }
 
+/* Joins the node, takes its lock and keeps it until killed. */
+static int child_die_locked(void) {
+    const char *keys[] = {"host:0"};
+    pg__node *n = NULL;
+    REQUIRE_OK(pg__node_join("c", 1, keys, &n));
+    REQUIRE_OK(pg__node_test_hold_lock(n));
+    say("locked");
+    hear("never");
+    return 0;
+}
+
 /* ---- the driver ---- */
 
 typedef struct child {
@@ -287,6 +299,26 @@ static void placement_and_kill(void) {
     CHECK(!has_client(s, h.pid));
     CHECK(!strstr(s, "\"inflight\": 2"));
     pg_string_free(s);
+}
+
+/* A client killed while holding the node's lock: the next locker repairs (robust mutex), it
+ * does not wait for ever; the dead client is gone. alarm: a hang fails the test. */
+static void dies_holding_the_lock(void) {
+    char line[64];
+    child d = spawn("die_locked", "", 0);
+    CHECK(!strcmp(next_line(&d, 60000, line, sizeof line), "locked\n"));
+    kill(d.pid, SIGKILL);
+    CHECK(finish(&d) == 128 + SIGKILL);
+    alarm(20);
+    char *s = status();
+    alarm(0);
+    CHECK(!has_client(s, d.pid));
+    pg_string_free(s);
+    pg_runtime *rt = runtime("host:1", NULL); /* joins: the lock works again */
+    s = status();
+    CHECK(has_client(s, (int)getpid()));
+    pg_string_free(s);
+    REQUIRE_OK(pg_runtime_free(rt));
 }
 
 static void admission(int kill_hog) {
@@ -379,6 +411,8 @@ int main(int argc, char **argv) {
             return child_hog();
         if (!strcmp(m, "want"))
             return child_want();
+        if (!strcmp(m, "die_locked"))
+            return child_die_locked();
         if (!strcmp(m, "other"))
             return child_other(atoi(arg), strchr(arg, ':') + 1);
         return 2;
@@ -396,6 +430,7 @@ int main(int argc, char **argv) {
     pg_string_free(s);
 
     placement_and_kill();
+    dies_holding_the_lock();
     admission(0);
     admission(1);
     other_user(dir);
