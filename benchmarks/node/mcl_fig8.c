@@ -4,7 +4,9 @@
  * static pinning (process i alone on device i mod 2, share=off: Slurm's GRES) and shared (every
  * process on both devices, share=node: placement sees the others' load). The makespan (all
  * processes started together, until the last ends) per mix and mode goes to the CSV, with
- * static / shared.
+ * static / shared. A third mode, blind (every process on both devices, share=off: each schedules
+ * as if the machine were its own), separates what the node adds from what using both devices
+ * does.
  *
  * Usage: mcl_fig8 [--gpu] [--procs 4] [--seconds 2] [--out fig8.csv]
  *   --gpu: devices cuda:0 / cuda:1 pinned, cuda shared; else CPU devices: host:1 pinned (each
@@ -109,23 +111,23 @@ int main(int argc, char **argv) {
         perror(out);
         return 1;
     }
-    fprintf(f, "small_jobs,large_jobs,small_tasks,large_tasks,static_s,shared_s,speedup\n");
-    printf("%-7s %10s %10s %8s\n", "mix", "static s", "shared s", "speedup");
+    fprintf(f, "small_jobs,large_jobs,small_tasks,large_tasks,static_s,shared_s,blind_s,speedup\n");
+    printf("%-7s %10s %10s %10s %8s\n", "mix", "static s", "shared s", "blind s", "speedup");
     for (int k = procs; k >= 0; k--) {
-        double t[2];
-        for (int mode = 0; mode < 2; mode++) {
+        double t[3];
+        for (int mode = 0; mode < 3; mode++) { /* static, shared, blind */
             proc ps[64];
             for (int i = 0; i < procs; i++) {
                 int is_small = i < k;
-                ps[i] = start(mode ? shared : pin[i % 2], mode ? "node" : "off",
+                ps[i] = start(mode ? shared : pin[i % 2], mode == 1 ? "node" : "off",
                               is_small ? SMALL_N : LARGE_N, is_small ? 16 : 2,
                               is_small ? small : large);
             }
             t[mode] = together(ps, procs);
         }
-        printf("%d:%-5d %10.3f %10.3f %8.2f\n", k, procs - k, t[0], t[1], t[0] / t[1]);
-        fprintf(f, "%d,%d,%d,%d,%.4f,%.4f,%.3f\n", k, procs - k, small, large, t[0], t[1],
-                t[0] / t[1]);
+        printf("%d:%-5d %10.3f %10.3f %10.3f %8.2f\n", k, procs - k, t[0], t[1], t[2], t[0] / t[1]);
+        fprintf(f, "%d,%d,%d,%d,%.4f,%.4f,%.4f,%.3f\n", k, procs - k, small, large, t[0], t[1],
+                t[2], t[0] / t[1]);
         fflush(stdout);
     }
     fclose(f);
