@@ -62,6 +62,31 @@ void pg__share_view_others(pg__runtime *rt, pg_policy_device *devs) {
     }
 }
 
+uint32_t pg__share_room_others(pg__runtime *rt, const pg__comp *c, uint32_t candidates) {
+    uint64_t others[PG_MAX_DEVICES], total = 0;
+    pg__node_others_bytes(rt->node, others);
+    const pg__array *seen[PG__MAX_PARAMS];
+    int ns = 0;
+    for (int i = 0; i < c->nargs; i++) { /* each root's buffer once */
+        const pg__array *r = c->args[i].array->store;
+        int j = 0;
+        while (j < ns && seen[j] != r)
+            j++;
+        if (j == ns) {
+            seen[ns++] = r;
+            total += r->nbytes;
+        }
+    }
+    uint64_t lim = rt->opt.device_memory_limit;
+    uint32_t fit = 0;
+    for (int d = 0; d < rt->ndev; d++) {
+        uint64_t cap = lim ? lim : rt->dev[d].info.memory_bytes;
+        if ((candidates >> d & 1) && (!cap || (total <= cap && others[d] <= cap - total)))
+            fit |= 1u << d;
+    }
+    return fit ? fit : candidates;
+}
+
 typedef struct waiting {
     pg__node *n;
     int dev;

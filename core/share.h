@@ -32,6 +32,15 @@ static inline void pg__share_view(pg__runtime *rt, pg_policy_device *devs) {
         pg__share_view_others(rt, devs);
 }
 
+/* The candidates where c's arguments fit beside the other processes' memory (all of them when
+ * none does: admission then waits on the device chosen), so that a call goes to a device with
+ * room rather than wait for one without (core/place.c). */
+uint32_t pg__share_room_others(pg__runtime *rt, const pg__comp *c, uint32_t candidates);
+static inline uint32_t pg__share_room(pg__runtime *rt, const pg__comp *c, uint32_t candidates) {
+    return rt->node && !pg__node_alone(rt->node) ? pg__share_room_others(rt, c, candidates)
+                                                 : candidates;
+}
+
 /* Admission (core/evict.c pg__evict_reserve): a call whose arguments take `total` bytes on dev,
  * `need` of them not there yet. *target (the bytes this runtime may hold there before its
  * allocation) is lowered to make room beside the other processes' memory; when even all of it

@@ -321,6 +321,18 @@ void pg__node_others(pg__node *n, uint64_t *inflight, uint64_t *backlog_ns, int 
     }
 }
 
+void pg__node_others_bytes(pg__node *n, uint64_t *bytes) {
+    for (int d = 0; d < n->ndev; d++)
+        bytes[d] = 0;
+    for (int i = 0; i < PG__NODE_CLIENTS; i++) {
+        pg__node_slot *s = &n->seg->slots[i];
+        if (s == n->me || !atomic_load_explicit(&s->used, memory_order_acquire))
+            continue;
+        for (int d = 0; d < n->ndev; d++)
+            bytes[d] += atomic_load_explicit(&s->bytes[n->nd[d]], memory_order_relaxed);
+    }
+}
+
 /* Lock held: the bytes the other clients hold on node device nd. */
 static uint64_t others_bytes(pg__node_seg *g, const pg__node_slot *me, int nd) {
     uint64_t b = 0;

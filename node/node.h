@@ -66,6 +66,9 @@ static inline void pg__node_publish_bytes(pg__node *n, int dev, uint64_t bytes) 
  * at most every 200 ms on the way). clients[d]: how many others have work in flight there. */
 void pg__node_others(pg__node *n, uint64_t *inflight, uint64_t *backlog_ns, int *clients);
 
+/* The bytes the other clients hold on each of this client's devices (no lock). */
+void pg__node_others_bytes(pg__node *n, uint64_t *bytes);
+
 /* Admission of `need` more bytes on dev under a capacity of cap bytes, for a client that will
  * hold `own` bytes there besides. Under the lock: 1 when own + need fit beside the bytes the
  * others hold (then own + need is published at once, so two processes admitted together do

@@ -187,6 +187,33 @@ static int child_want(void) {
     return 0;
 }
 
+/* Wants 512 KiB on host:2 (limit 1 MiB) beside the hog's 768 KiB on host:0: goes to host:1,
+ * where there is room, without waiting; prints the device. */
+static int child_want_two(void) {
+    pg_runtime *rt = runtime("host:2", "1M");
+    pg_kernel *k = kernel(rt, "fill");
+    pg_array *a = array(rt, 1 << 17);
+    fill(k, a, 1 << 17, 4.0f);
+    float v = 0;
+    REQUIRE_OK(pg_array_read(a, 5, 1, &v));
+    pg_dag *dag = NULL;
+    REQUIRE_OK(pg_dag_snapshot(rt, &dag));
+    size_t nv = 0;
+    int dev = -1;
+    REQUIRE_OK(pg_dag_vertex_count(dag, &nv));
+    for (size_t i = 0; i < nv; i++) {
+        pg_dag_vertex_info vi;
+        REQUIRE_OK(pg_dag_vertex(dag, i, &vi));
+        if (vi.kind == PG_DAG_KERNEL)
+            dev = vi.device;
+    }
+    pg_dag_free(dag);
+    printf("device %d value %g\n", dev, v);
+    fflush(stdout);
+    REQUIRE_OK(pg_runtime_free(rt));
+    return 0;
+}
+
 /* Run as another user: its own node, ours neither seen nor opened. */
 static int child_other(int root_pid, const char *root_state) {
     char cache[] = "/tmp/pg-node-nobody-XXXXXX";
@@ -329,6 +356,12 @@ static void admission(int kill_hog) {
     CHECK(strstr(s, "\"bytes\": 786432"));
     pg_string_free(s);
 
+    if (!kill_hog) { /* with two devices, the call goes where there is room */
+        child t = spawn("want_two", "", 0);
+        CHECK(!strcmp(next_line(&t, 60000, line, sizeof line), "device 1 value 4\n"));
+        CHECK(finish(&t) == 0);
+    }
+
     child w = spawn("want", "", 0);
     CHECK(!strcmp(next_line(&w, 60000, line, sizeof line), "launching\n"));
     /* It waits: the hog's 768 KiB and its 512 KiB do not fit under 1 MiB together. */
@@ -411,6 +444,8 @@ int main(int argc, char **argv) {
             return child_hog();
         if (!strcmp(m, "want"))
             return child_want();
+        if (!strcmp(m, "want_two"))
+            return child_want_two();
         if (!strcmp(m, "die_locked"))
             return child_die_locked();
         if (!strcmp(m, "other"))
