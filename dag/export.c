@@ -247,13 +247,17 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
             pg__buf_printf(&b, ",\"copy_kind\":\"%s\"", g->copy_kind);
         pg__buf_printf(&b, "}}");
     }
-    /* Whether the GPU rows are there, and why not: on the host's row, and in otherData. */
+    /* Whether the GPU rows are there, and why not: a label of the host's process (metadata,
+     * not an event: readers of the events see only operations), and in otherData. */
     {
         char label[sizeof dag->gpu_timeline + 32];
         snprintf(label, sizeof label, "gpu timeline: %s", dag->gpu_timeline);
-        pg__buf_printf(&b, ",\n{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"gpu_timeline\",\"name\":");
+        pg__buf_printf(&b,
+                       ",\n{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%d,\"args\":{"
+                       "\"labels\":",
+                       base);
         pg__buf_json_string(&b, label);
-        pg__buf_printf(&b, ",\"pid\":%d,\"tid\":0,\"ts\":0}", base);
+        pg__buf_printf(&b, "}}");
     }
     /* Counters per device: power (W) and energy since the start (J), where known. */
     for (size_t i = 0; i < dag->npower; i++) {
