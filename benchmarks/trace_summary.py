@@ -182,14 +182,32 @@ def clip(intervals, lo, hi):
     return [[max(s, lo), min(e, hi)] for s, e in intervals if e > lo and s < hi]
 
 
-def gpu_attribution(names, gpu):
+def parse_range(text):
+    """'A:B' as a slice (Python's: negative from the end, either side may be empty)."""
+    if not text:
+        return None
+    a, _, b = text.partition(":")
+    return slice(int(a) if a.strip() else None, int(b) if b.strip() else None)
+
+
+def gpu_attribution(names, gpu, only="all", rng=None):
     """Per GPU (pid): its kernels' busy time on the GPU's clock and its idle gaps between
     kernels, split into host submission, copy engine, other GPU and launch latency / waits (the
-    module's docstring). A dict per pid."""
+    module's docstring). only: "polygpu" takes the gaps between kernels of polygpu's
+    computations alone, "other" between kernels of none (a raw launch loop beside the runtime,
+    another library), "all" between any; rng (a slice) keeps those of each GPU's kernels, in
+    start order (slice(-1000, None): the last 1000). A dict per pid."""
     out = {}
+    keep = {"all": lambda g: True, "polygpu": lambda g: g["id"] > 0,
+            "other": lambda g: g["id"] == 0}[only]
     for pid in sorted({g["pid"] for g in gpu}):
         mine = [g for g in gpu if g["pid"] == pid]
-        kernels = sorted((g for g in mine if g["cat"] == "kernel"), key=lambda g: g["ts"])
+        kernels = sorted((g for g in mine if g["cat"] == "kernel" and keep(g)),
+                         key=lambda g: g["ts"])
+        if rng is not None:
+            kernels = kernels[rng]
+        if not kernels:
+            continue
         movers = union((g["ts"], g["end"]) for g in mine if g["cat"] in ("copy", "memset"))
         others = union((g["ts"], g["end"]) for g in gpu if g["pid"] != pid)
         busy = union((g["ts"], g["end"]) for g in kernels)
@@ -257,6 +275,12 @@ def main(argv=None):
     ap.add_argument("trace", nargs="+")
     ap.add_argument("--first-id", type=int, help="summarise computations from this id on")
     ap.add_argument("--json", help="write the figures (host view and GPU attribution) here")
+    ap.add_argument("--kernels", choices=("all", "polygpu", "other"), default="all",
+                    help="attribute the gaps between these kernels: polygpu's computations, "
+                    "others' (id 0: a raw launch loop), or all (default)")
+    ap.add_argument("--range", metavar="A:B",
+                    help="only kernels A..B-1 of each GPU's selection, in start order, as a "
+                    "Python slice: '-20000:' the last 20000, '-20001:-1' all but the very last")
     args = ap.parse_args(argv)
     report = {}
     for path in args.trace:
@@ -264,7 +288,7 @@ def main(argv=None):
         names, events, gpu, status = load(path, args.first_id)
         for line in summarize(names, events):
             print(line)
-        attr = gpu_attribution(names, gpu)
+        attr = gpu_attribution(names, gpu, args.kernels, parse_range(args.range))
         for line in gpu_lines(attr, status):
             print(line)
         report[path] = {"gpu_timeline": status,

@@ -872,6 +872,12 @@ static void gpu_trace_start(pg__backend *b) {
     for (int d = 0; d < b->n; d++)
         ctx[d] = b->d[d].ctx;
     b->cupti = pg__cupti_start(ctx, b->n, b->cupti_why, sizeof b->cupti_why);
+    /* PG_TRACE_EVENTS=0: with the GPU's own timeline, no timing events around each launch and
+     * copy (two event records each, host time that would show in the timeline as host
+     * submission); the host's rows then show instants at submission. */
+    const char *ev = getenv("PG_TRACE_EVENTS");
+    if (b->cupti && ev && !strcmp(ev, "0"))
+        b->timing = 0;
 }
 
 static void trace_enter(pg__backend *b, uint64_t id) {

@@ -72,6 +72,12 @@ with tempfile.TemporaryDirectory() as tmp:
     check(abs(g0["start_minus_call_us_median"] - 7.5) < 1e-9, "median start - call: %r"
           % g0["start_minus_call_us_median"])
     check(attr[2]["gaps"] == 0, "GPU 1 has one kernel, no gap")
+    # Selections: polygpu's kernels only (GPU 0 keeps both), the last one alone (no gap).
+    sel = trace_summary.gpu_attribution(names, gpu, "polygpu")
+    check(sel[1]["gaps"] == 1 and sel[1]["host_us"] == 10, "polygpu's kernels: %r" % sel[1])
+    check(trace_summary.gpu_attribution(names, gpu, "other") == {}, "no kernels of none")
+    last = trace_summary.gpu_attribution(names, gpu, "all", trace_summary.parse_range("-1:"))
+    check(last[1]["kernels"] == 1 and last[1]["gaps"] == 0, "the last kernel: %r" % last[1])
     # --first-id: the run from computation 3 on keeps its spans and the zero fill after it.
     _, _, later, _ = trace_summary.load(path, first_id=3)
     check(sorted(g["id"] for g in later) == [0, 3, 4], "first-id filter: %r"

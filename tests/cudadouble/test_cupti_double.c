@@ -114,7 +114,9 @@ static void check_spans(const pg_dag *g, uint64_t t_sync) {
             if (x->id != v.id)
                 continue;
             found++;
-            CHECK(x->device == v.device);
+            /* A peer copy may be reported on either GPU (CUPTI's deviceId of a PtoP record). */
+            CHECK(x->device == v.device ||
+                  (v.kind == PG_DAG_COPY && (x->device == v.src || x->device == v.dst)));
             CHECK(x->kind == (v.kind == PG_DAG_KERNEL ? PG_GPU_KERNEL : PG_GPU_COPY));
             CHECK(x->end_ns >= x->start_ns && x->start_ns > 0);
             CHECK(x->start_ns + slack >= v.submit_ns); /* ran after the script submitted it */
