@@ -956,7 +956,9 @@ pg_status pg_trace_write(pg_runtime *rt, const char *path);
  * libcupti.so, found with dlopen: PG_CUPTI_PATH, CUDA_HOME, /usr/local/cuda, the loader path),
  * each kernel, copy and memset as the GPU ran it, beside the host's submission times of the
  * DAG's vertices. The Chrome trace shows them as rows "gpu N stream S". Elsewhere (no CUPTI, no
- * GPU, trace off) a snapshot has none, and pg_dag_gpu_timeline says why. */
+ * GPU, trace off) a snapshot has none, and pg_dag_gpu_timeline says why. PG_TRACE_EVENTS=0 in
+ * the environment leaves out the timing events the trace otherwise records around each GPU
+ * operation (the vertices are then untimed on GPUs, the GPU's rows timing them). */
 typedef enum pg_gpu_span_kind {
     PG_GPU_KERNEL = 0,
     PG_GPU_COPY = 1,

@@ -228,12 +228,23 @@ static int run(const char *mode) {
         void *h = dlopen(getenv("PG_CUPTI_PATH"), RTLD_NOW | RTLD_NOLOAD);
         int (*depth)(void) = h ? (int (*)(void))dlsym(h, "fake_cupti_depth") : NULL;
         CHECK(depth && depth() == 0);
-        /* A second runtime after the first closed records again, and only its own work. */
+        /* A second runtime after the first closed records again, and only its own work; with
+         * PG_TRACE_EVENTS=0 its kernels are timed by the GPU's rows alone (no timing events). */
+        setenv("PG_TRACE_EVENTS", "0", 1);
         rt = open_runtime("cuda");
         workload(rt);
         CHECK_OK(pg_runtime_clock(rt, &t_sync));
         REQUIRE_OK(pg_dag_snapshot(rt, &g));
         check_spans(g, t_sync);
+        size_t nv = 0;
+        CHECK_OK(pg_dag_vertex_count(g, &nv));
+        for (size_t i = 0; i < nv; i++) {
+            pg_dag_vertex_info v;
+            CHECK_OK(pg_dag_vertex(g, i, &v));
+            if (v.kind == PG_DAG_KERNEL)
+                CHECK(v.end_ns == 0); /* untimed on the host's rows */
+        }
+        unsetenv("PG_TRACE_EVENTS");
         pg_dag_free(g);
         CHECK_OK(pg_runtime_free(rt));
     }
