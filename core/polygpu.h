@@ -974,9 +974,9 @@ typedef struct pg_gpu_span {
     /* On the GPU, in ns since the runtime was created on the host's clock (the vertices'
      * clock); api_ns: when the driver call that enqueued it began, 0 when unknown. */
     uint64_t start_ns, end_ns, api_ns;
-    uint64_t bytes;     /* copies and memsets */
-    char copy_kind[8];  /* copies: "HtoD", "DtoH", "DtoD", "PtoP", "HtoH"; else "" */
-    char name[64];      /* kernels: the GPU's name of the function; else "memcpy HtoD" ... */
+    uint64_t bytes;    /* copies and memsets */
+    char copy_kind[8]; /* copies: "HtoD", "DtoH", "DtoD", "PtoP", "HtoH"; else "" */
+    char name[64];     /* kernels: the GPU's name of the function; else "memcpy HtoD" ... */
 } pg_gpu_span;
 
 /* Spans, in order of their start per device: index 0 .. count - 1. */

@@ -187,8 +187,8 @@ typedef struct pg__backend_ops {
     void (*gpu_trace_start)(pg__backend *b);
     void (*trace_enter)(pg__backend *b, uint64_t id);
     void (*trace_leave)(pg__backend *b);
-    int (*gpu_timeline)(pg__backend *b, uint64_t epoch_ns, int idle, pg_gpu_span **spans,
-                        size_t *n, char *why, size_t cap);
+    int (*gpu_timeline)(pg__backend *b, uint64_t epoch_ns, int idle, pg_gpu_span **spans, size_t *n,
+                        char *why, size_t cap);
 } pg__backend_ops;
 
 /* Open a backend. spec is the part after "host:" / "cuda:" (may be ""). enable_timing asks the

@@ -890,8 +890,8 @@ static void trace_leave(pg__backend *b) {
         pg__cupti_leave(b->cupti);
 }
 
-static int gpu_timeline(pg__backend *b, uint64_t epoch_ns, int idle, pg_gpu_span **spans,
-                        size_t *n, char *why, size_t cap) {
+static int gpu_timeline(pg__backend *b, uint64_t epoch_ns, int idle, pg_gpu_span **spans, size_t *n,
+                        char *why, size_t cap) {
     *spans = NULL;
     *n = 0;
     if (!b->cupti) {
