@@ -65,11 +65,24 @@ static uint64_t next_tag;
 static int64_t clock_offset; /* CUPTI's clock minus CLOCK_MONOTONIC, ns */
 static int api_all;          /* every driver and runtime call is recorded (no fine-grained API) */
 
+/* When each computation's work was enqueued, on CUPTI's clock: the second way to a record's
+ * computation, for records whose call CUPTI gave no external correlation (a CUPTI that emits
+ * them only with every API record on, say): the call began inside its computation's window. */
+typedef struct window {
+    uint64_t id, from, to;
+} window;
+
 struct pg__cupti {
     uint64_t tag;
     uint64_t t0; /* CUPTI's clock at the start: records before it are not this backend's */
     int n;
     uint32_t devid[PG_MAX_DEVICES]; /* CUPTI's device id of each of the backend's GPUs */
+    /* The windows, oldest first in a ring of up to MAX_SPANS (the caller's lock: enter, leave
+     * and spans are called under the runtime's). */
+    window *win;
+    size_t win_cap, win_n, win_head;
+    uint64_t cur; /* the computation entered, 0: none */
+    uint64_t cur_from;
 };
 
 static const char *describe(pg__cupti_result r) {
@@ -505,6 +518,7 @@ void pg__cupti_stop(pg__cupti *c) {
         pthread_mutex_unlock(&mu);
     }
     pthread_mutex_unlock(&life);
+    pg__free(c->win);
     pg__free(c);
 }
 
@@ -512,12 +526,51 @@ void pg__cupti_enter(pg__cupti *c, uint64_t id) {
     api.cuptiActivityPushExternalCorrelationId(PG__CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                                                c->tag << TAG_SHIFT |
                                                    (id & ((UINT64_C(1) << TAG_SHIFT) - 1)));
+    c->cur = id;
+    c->cur_from = (uint64_t)(mono_ns() + clock_offset);
 }
 
 void pg__cupti_leave(pg__cupti *c) {
-    (void)c;
     uint64_t last = 0;
     api.cuptiActivityPopExternalCorrelationId(PG__CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    if (!c->cur)
+        return;
+    if (c->win_n == c->win_cap && c->win_cap < MAX_SPANS) { /* head is 0 until full */
+        size_t cap = c->win_cap ? 2 * c->win_cap : 4096;
+        window *w = pg__realloc(c->win, cap * sizeof *w);
+        if (w) {
+            c->win = w;
+            c->win_cap = cap;
+        } else {
+            pg__error_clear(); /* this window is lost: the external correlation may do */
+        }
+    }
+    window *w = NULL;
+    if (c->win_n < c->win_cap) {
+        w = &c->win[(c->win_head + c->win_n++) % c->win_cap];
+    } else if (c->win_cap) {
+        w = &c->win[c->win_head];
+        c->win_head = (c->win_head + 1) % c->win_cap;
+    }
+    if (w)
+        *w = (window){c->cur, c->cur_from, (uint64_t)(mono_ns() + clock_offset)};
+    c->cur = 0;
+}
+
+/* The computation whose window holds CUPTI time t, 0: none (windows are in time order). */
+static uint64_t window_at(const pg__cupti *c, uint64_t t) {
+    size_t lo = 0, hi = c->win_n;
+    while (lo < hi) { /* the first window ending at or after t */
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->win[(c->win_head + mid) % c->win_cap].to < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == c->win_n)
+        return 0;
+    const window *w = &c->win[(c->win_head + lo) % c->win_cap];
+    return w->from <= t ? w->id : 0;
 }
 
 /* Which of c's GPUs CUPTI's device id is, -1: none. */
@@ -528,13 +581,17 @@ static int device_of(const pg__cupti *c, uint32_t devid) {
     return -1;
 }
 
-/* mu held: s is c's (and on which device), -1 if not. Work of another backend carries its tag;
- * work of none (a zero fill, another library) goes to every backend on its GPU that was
- * recording when it started. */
-static int mine(const pg__cupti *c, raw *s) {
+/* mu held: s is c's (and on which device), -1 if not; *id its computation (0: none). Work of
+ * another backend carries its tag; work without an external correlation is c's computation's
+ * when its call began in that computation's window; work of none (a zero fill, another
+ * library) goes to every backend on its GPU that was recording when it started. */
+static int mine(const pg__cupti *c, raw *s, uint64_t *id) {
     resolve(s);
+    *id = s->ext & ((UINT64_C(1) << TAG_SHIFT) - 1);
     if (s->ext)
         return s->ext >> TAG_SHIFT == c->tag ? device_of(c, s->dev) : -1;
+    if (s->api && (*id = window_at(c, s->api)) != 0)
+        return device_of(c, s->dev);
     return s->start >= c->t0 ? device_of(c, s->dev) : -1;
 }
 
@@ -561,8 +618,9 @@ pg_status pg__cupti_spans(pg__cupti *c, uint64_t epoch_ns, int idle, pg_gpu_span
     api.cuptiActivityFlushAll(idle ? PG__CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
     pthread_mutex_lock(&mu);
     size_t count = 0;
+    uint64_t id = 0;
     for (size_t i = 0; i < ring_n; i++)
-        count += mine(c, &ring[(ring_head + i) % ring_cap]) >= 0;
+        count += mine(c, &ring[(ring_head + i) % ring_cap], &id) >= 0;
     pg_gpu_span *s = count ? pg__calloc(count, sizeof *s) : NULL;
     if (count && !s) {
         pthread_mutex_unlock(&mu);
@@ -571,11 +629,11 @@ pg_status pg__cupti_spans(pg__cupti *c, uint64_t epoch_ns, int idle, pg_gpu_span
     size_t k = 0;
     for (size_t i = 0; i < ring_n && k < count; i++) {
         raw *r = &ring[(ring_head + i) % ring_cap];
-        int d = mine(c, r);
+        int d = mine(c, r, &id);
         if (d < 0)
             continue;
         pg_gpu_span *x = &s[k++];
-        x->id = r->ext & ((UINT64_C(1) << TAG_SHIFT) - 1);
+        x->id = id;
         x->kind = (pg_gpu_span_kind)r->kind;
         x->device = d;
         x->gpu_stream = r->stream;

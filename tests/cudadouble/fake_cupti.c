@@ -10,6 +10,8 @@
  *   (MEMSET) when it runs, on CUPTI's clock (CLOCK_REALTIME), in order on each stream; device
  *   ids are the GPU's ordinal + 100, so the backend must map them (cuptiGetDeviceId);
  * - records go into buffers the client's callback hands out, returned full or at a flush.
+ * FAKE_CUPTI_NO_EXTERNAL=1: no external correlation records (the backend must find each
+ * record's computation from when its call was made).
  * FAKE_CUPTI_REFUSE=1: cuptiActivityEnable fails with CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, as on
  * a machine that lets only administrators profile. */
 #include "devices/cuda/cu_cupti_abi.h"
@@ -103,7 +105,8 @@ static uint32_t on_call(const char *name) {
     pthread_mutex_lock(&mu);
     uint32_t corr = ++next_corr, cbid = cbid_of(name);
     int api = enabled[PG__CUPTI_ACTIVITY_KIND_DRIVER] || (cbid < MAX_CBID && driver_api[cbid]);
-    if (api && enabled[PG__CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION] && ext_depth) {
+    if (api && enabled[PG__CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION] && ext_depth &&
+        !getenv("FAKE_CUPTI_NO_EXTERNAL")) {
         pg__cupti_external *x = record(&full, &fs, &fu);
         if (x) {
             x->kind = PG__CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;

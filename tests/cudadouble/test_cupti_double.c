@@ -3,6 +3,8 @@
  *   fake     the fake driver and the fake CUPTI (fake_cupti.c via PG_CUPTI_PATH): every kernel
  *            and copy vertex has its GPU span, with its id, device and direction, ordered on
  *            its stream, after its submission and its driver call, before the sync returned;
+ *            again in a second runtime (PG_TRACE_EVENTS=0) and a third (a CUPTI giving no
+ *            external correlation: records are tied by when their call was made);
  *   gpu      the same checks on real GPUs with the toolkit's CUPTI (tests/gpu/cupti.sh; the
  *            clocks' mapping gets PG_TEST_SLACK_NS of slack, 50 us unless set);
  *   missing  the fake driver with no CUPTI (PG_CUPTI_PATH names nothing): the trace works as
@@ -245,6 +247,17 @@ static int run(const char *mode) {
                 CHECK(v.end_ns == 0); /* untimed on the host's rows */
         }
         unsetenv("PG_TRACE_EVENTS");
+        pg_dag_free(g);
+        CHECK_OK(pg_runtime_free(rt));
+        /* A CUPTI that gives no external correlation: each record's driver call began while
+         * its computation was being issued, which ties it just as well. */
+        setenv("FAKE_CUPTI_NO_EXTERNAL", "1", 1);
+        rt = open_runtime("cuda");
+        workload(rt);
+        CHECK_OK(pg_runtime_clock(rt, &t_sync));
+        REQUIRE_OK(pg_dag_snapshot(rt, &g));
+        check_spans(g, t_sync);
+        unsetenv("FAKE_CUPTI_NO_EXTERNAL");
         pg_dag_free(g);
         CHECK_OK(pg_runtime_free(rt));
     }
