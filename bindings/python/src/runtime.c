@@ -269,8 +269,8 @@ static PyObject *runtime_kernel(PyObject *self, PyObject *args, PyObject *kwargs
     const char *source, *name, *signature = NULL, *split = NULL;
     PyObject *options = Py_None;
     pgpy_runtime *rt = live(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|zO$z:kernel", kw, &source, &name,
-                                     &signature, &options, &split))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|zO$z:kernel", kw, &source, &name, &signature,
+                                     &options, &split))
         return NULL;
     if (check_open(rt) < 0)
         return NULL;
@@ -587,13 +587,14 @@ static PyObject *runtime_devices(PyObject *self, void *closure) {
         return pgpy_raise(st);
     PyObject *list = PyList_New(0);
     for (int i = 0; list && i < n && i < PG_MAX_DEVICES; i++) {
-        int cuda = info[i].kind == PG_DEVICE_CUDA;
+        int cuda = info[i].device_class == PG_CLASS_GPU; /* what the registry says */
         PyObject *cc = cuda ? Py_BuildValue("(ii)", info[i].compute_major, info[i].compute_minor)
                             : (Py_INCREF(Py_None), Py_None);
         const pg_device_info *f = &info[i];
         PyObject *d =
-            cc ? Py_BuildValue("{s:i,s:s,s:s,s:K,s:N,s:i,s:I,s:(III),s:(III),s:K}", "id", f->id,
-                               "kind", cuda ? "cuda" : "cpu", "name", f->name, "memory_bytes",
+            cc ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:s,s:K,s:N,s:i,s:I,s:(III),s:(III),s:K}", "id",
+                               f->id, "kind", cuda ? "cuda" : "cpu", "class", cuda ? "gpu" : "cpu",
+                               "backend", f->backend, "name", f->name, "memory_bytes",
                                (unsigned long long)f->memory_bytes, "compute_capability", cc,
                                "multiprocessors", f->multiprocessors, "max_threads_per_block",
                                (unsigned)f->max_threads_per_block, "max_block",
