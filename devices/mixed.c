@@ -41,6 +41,7 @@ struct pg__backend {
     part p[MAXP];
     int dev_part[PG_MAX_DEVICES];
     int host_part; /* whose host_alloc serves array host copies (a GPU's: pinned) */
+    int pin_cpu;   /* CPU devices' buffers from host_part's host_alloc too (pinned_dev) */
     /* Streams of each GPU device for copies a CPU stream has them do, made on first use. */
     pthread_mutex_t mu;
     pg__bstream *helper[PG_MAX_DEVICES];
@@ -99,15 +100,29 @@ static void m_host_free(pg__backend *b, void *ptr) {
     p->ops->host_free(p->b, ptr);
 }
 
+/* A CPU device's memory comes from the GPU backend's host allocator (pinned), so its copies
+ * with the GPUs are DMA the GPU may run asynchronously (the driver refuses or stages pageable
+ * memory); not with check=bounds, where the CPU backend puts its buffers between guards. */
+static int pinned_dev(const pg__backend *b, int dev) {
+    const part *p = &b->p[b->dev_part[dev]];
+    return b->pin_cpu && p->e->host_visible && b->dev_part[dev] != b->host_part;
+}
+
 static pg_status m_dev_alloc(pg__backend *b, int dev, size_t bytes, pg__bstream *s, void **out) {
     if (dev < 0 || dev >= b->ndev)
         return bad_device(dev);
+    if (pinned_dev(b, dev))
+        return b->p[b->host_part].ops->host_alloc(b->p[b->host_part].b, bytes ? bytes : 1, out);
     part *p = of_dev(b, dev);
     return p->ops->dev_alloc(p->b, dev - p->first, bytes,
                              s && s->part == b->dev_part[dev] ? s->s : NULL, out);
 }
 
 static void m_dev_free(pg__backend *b, int dev, void *ptr) {
+    if (pinned_dev(b, dev)) {
+        b->p[b->host_part].ops->host_free(b->p[b->host_part].b, ptr);
+        return;
+    }
     part *p = of_dev(b, dev);
     p->ops->dev_free(p->b, dev - p->first, ptr);
 }
@@ -455,7 +470,7 @@ static const pg__backend_ops mixed_ops_events = MIXED_OPS(1);
 
 pg_status pg__mixed_open(int nparts, const pg__backend_entry *const *entries,
                          const pg__backend_ops *const *ops, pg__backend *const *bs, const int *n,
-                         const pg__backend_ops **out_ops, pg__backend **out_b) {
+                         int check_bounds, const pg__backend_ops **out_ops, pg__backend **out_b) {
     if (nparts < 2 || nparts > MAXP)
         return pg__error(PG_ERROR_ARGUMENT, "%d backends in one runtime: 2..%d", nparts, MAXP);
     pg__backend *b = pg__calloc(1, sizeof *b);
@@ -476,6 +491,7 @@ pg_status pg__mixed_open(int nparts, const pg__backend_entry *const *entries,
     }
     if (b->host_part < 0)
         b->host_part = 0;
+    b->pin_cpu = !check_bounds && entries[b->host_part]->device_class == PG_CLASS_GPU;
     *out_ops = events ? &mixed_ops_events : &mixed_ops;
     *out_b = b;
     return PG_OK;

@@ -95,7 +95,7 @@ static pg_status split(const char *s, part *parts, int *n) {
         memcpy(parts[*n].spec, q + (*q == ':'), len);
         parts[*n].spec[len] = 0;
         for (int i = 0; i < *n; i++)
-            if (parts[i].e == e || !parts[i].e || !e)
+            if (parts[i].e == e)
                 return pg__error(PG_ERROR_ARGUMENT,
                                  "devices '%s' names %s twice: each backend (and auto) at most "
                                  "once, with all its devices in one part (cuda:0,2)",
@@ -138,8 +138,9 @@ static pg_status open_one(const pg__backend_entry *e, const char *spec, const pg
     return e->open(mine, a, ops, b, n);
 }
 
-/* auto: the first in_auto backend that opens, else the first CPU-class one. */
-static pg_status open_auto(const pg__open_args *a, const pg__backend_entry **used,
+/* auto: the first in_auto backend that opens, else (alone) the first CPU-class one, or (beside
+ * other parts: "auto,host:2") nothing, *used NULL. */
+static pg_status open_auto(const pg__open_args *a, int alone, const pg__backend_entry **used,
                            const pg__backend_ops **ops, pg__backend **b, int *n, char *why,
                            size_t cap) {
     char no[512] = "";
@@ -156,6 +157,9 @@ static pg_status open_auto(const pg__open_args *a, const pg__backend_entry **use
     }
     if (why)
         snprintf(why, cap, "%s", no);
+    *used = NULL;
+    if (!alone)
+        return PG_OK;
     for (int i = 0; i < NTABLE; i++) {
         if (table[i]->device_class != PG_CLASS_CPU)
             continue;
@@ -180,24 +184,27 @@ pg_status pg__devices_open(const char *spec, const pg__open_args *a, pg__devices
     pg__backend *b[MAX_PARTS];
     int nd[MAX_PARTS], opened = 0, total = 0;
     for (int i = 0; !st && i < n; i++) {
+        int k = opened;
         if (!parts[i].e)
-            st = open_auto(a, &e[i], &ops[i], &b[i], &nd[i], why_auto, why_cap);
-        else if ((st = open_one(parts[i].e, parts[i].spec, a, &ops[i], &b[i], &nd[i])) == PG_OK)
-            e[i] = parts[i].e;
+            st = open_auto(a, n == 1, &e[k], &ops[k], &b[k], &nd[k], why_auto, why_cap);
+        else if ((st = open_one(parts[i].e, parts[i].spec, a, &ops[k], &b[k], &nd[k])) == PG_OK)
+            e[k] = parts[i].e;
         if (st)
             break;
+        if (!e[k])
+            continue; /* auto beside other parts, and no GPU */
         opened++;
-        total += nd[i];
+        total += nd[k];
         if (total > PG_MAX_DEVICES)
             st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", total,
                            PG_MAX_DEVICES);
     }
-    /* Two parts that are one backend (auto fell back to host, beside host:2). */
+    /* Two parts that are one backend ("auto,cuda" where auto found the GPUs). */
     for (int i = 0; !st && i < opened; i++)
         for (int j = 0; !st && j < i; j++)
             if (e[i] == e[j])
                 st = pg__error(PG_ERROR_ARGUMENT,
-                               "devices '%s' opens %s twice (auto found no GPU?): name each "
+                               "devices '%s' opens %s twice (auto is the GPUs): name each "
                                "backend once",
                                spec, e[i]->name);
     for (int i = 0; !st && i < opened; i++)
@@ -208,7 +215,7 @@ pg_status pg__devices_open(const char *spec, const pg__open_args *a, pg__devices
                                "has host memory as device memory)",
                                spec, e[j]->name, e[i]->name);
     if (!st && opened > 1)
-        st = pg__mixed_open(opened, e, ops, b, nd, &out->ops, &out->b);
+        st = pg__mixed_open(opened, e, ops, b, nd, a->check_bounds, &out->ops, &out->b);
     if (st) {
         for (int i = 0; i < opened; i++)
             ops[i]->close(b[i]);

@@ -70,8 +70,9 @@ typedef struct pg__devices {
 
 /* Check a devices string's syntax (options): each part a registered form, or "auto". */
 pg_status pg__devices_check(const char *spec);
-/* Open what spec names; "auto" is the first in_auto backend that opens, else the first CPU-class
- * one with its default spec. *why_auto (may be NULL) gets why the in_auto ones did not open
+/* Open what spec names; "auto" is the first in_auto backend that opens, else, alone, the first
+ * CPU-class one with its default spec, and beside other parts ("auto,host:2") nothing. *why_auto
+ * (may be NULL) gets why the in_auto ones did not open
  * ("" when they did, or were not tried), for the log. */
 pg_status pg__devices_open(const char *spec, const pg__open_args *a, pg__devices *out,
                            char *why_auto, size_t why_cap);
@@ -84,10 +85,11 @@ int pg__registry_can_copy(const pg__backend_entry *x, const pg__backend_entry *y
 const pg__backend_entry *pg__registry_profile_writer(void);
 
 /* Several backends behind one ops table (devices/mixed.c): parts[i] opened with ops[i], b[i],
- * n[i] devices, in that order. Copies between them go through host memory. On success takes
- * ownership of every part. */
+ * n[i] devices, in that order. Copies between them go through host memory; CPU devices' buffers
+ * are the GPU backend's pinned host memory unless check_bounds. On success takes ownership of
+ * every part. */
 pg_status pg__mixed_open(int nparts, const pg__backend_entry *const *entries,
                          const pg__backend_ops *const *ops, pg__backend *const *b, const int *n,
-                         const pg__backend_ops **out_ops, pg__backend **out_b);
+                         int check_bounds, const pg__backend_ops **out_ops, pg__backend **out_b);
 
 #endif
