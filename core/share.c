@@ -14,18 +14,23 @@ void pg_node_language_set(const char *name) {
 }
 
 void pg__share_open(pg__runtime *rt) {
-    if (!rt->opt.share || !strcmp(rt->ops->name, "sim")) /* virtual time shares nothing */
+    if (!rt->opt.share)
         return;
     char keys[PG_MAX_DEVICES][64];
     const char *kp[PG_MAX_DEVICES];
     for (int d = 0; d < rt->ndev; d++) {
         const pg_device_info *i = &rt->dev[d].info;
+        if (!strcmp(i->backend, "sim"))
+            return; /* simulated devices in virtual time share nothing */
         /* The same device in every process: a GPU by its UUID (ordinals change with
-         * CUDA_VISIBLE_DEVICES), a CPU device by its index. */
+         * CUDA_VISIBLE_DEVICES), a CPU device by its index among its backend's devices. */
+        int idx = 0;
+        for (int e = 0; e < d; e++)
+            idx += !strcmp(rt->dev[e].info.backend, i->backend);
         if (i->uuid[0])
             snprintf(keys[d], sizeof keys[d], "%s", i->uuid);
         else
-            snprintf(keys[d], sizeof keys[d], "%s:%d", rt->ops->name, d);
+            snprintf(keys[d], sizeof keys[d], "%s:%d", i->backend, idx);
         kp[d] = keys[d];
     }
     char lang[16];
