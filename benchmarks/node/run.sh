@@ -1,7 +1,7 @@
 #!/bin/bash
 # benchmarks/node/run.sh [cpu|gpu]: MCL's Figures 8 and 7 (issue 39) and, on GPUs, the CUDA MPS
 # measurement (mps.sh), from the repository root. Builds build/ if needed; results (CSV, the
-# console output, the machine and commit) go to $OUT, else benchmarks/results/<date>-<kind>-node-<commit>.
+# console output, the machine and commit; launch.txt: launch_overhead with share=node and off) go to $OUT, else benchmarks/results/<date>-<kind>-node-<commit>.
 #   cpu (default): CPU devices (host:1 pinned / host:2 shared; 1, 2, 4 CPU devices for Fig. 7).
 #   gpu: 2 GPUs (cuda:0 / cuda:1 pinned, cuda shared; Fig. 7 on 1, 2, ... GPUs).
 # Environment: SECONDS_PER_JOB (Fig. 8 job length alone, default 2 on GPUs, 3 on CPU devices),
@@ -13,9 +13,10 @@ cd "$root"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 out=${OUT:-benchmarks/results/$(date -u +%Y-%m-%d)-$kind-node-$commit}
 mkdir -p "$out"
-if [ ! -x build/benchmarks/mcl_fig8 ] || [ ! -x build/benchmarks/mcl_fig7 ]; then
+if [ ! -x build/benchmarks/mcl_fig8 ] || [ ! -x build/benchmarks/mcl_fig7 ] ||
+   [ ! -x build/benchmarks/launch_overhead ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build -j"$(nproc)" --target mcl_fig8 mcl_fig7 polygpu-top >/dev/null
+  cmake --build build -j"$(nproc)" --target mcl_fig8 mcl_fig7 launch_overhead polygpu-top >/dev/null
 fi
 # A node of the benchmark's own: other polygpu processes of this user stay out of it.
 export PG_NODE_DIR=$(mktemp -d)
@@ -34,6 +35,13 @@ if [ "$kind" = gpu ]; then
 else
   flag=; secs=${SECONDS_PER_JOB:-3}; tasks=${TASKS:-4000}; devs=4
 fi
+echo "== the node's cost on a launch with no other client: share=node and share=off alternated"
+one=$([ "$kind" = gpu ] && echo cuda:0 || echo host:1)
+for i in 1 2 3; do
+  for m in node off; do
+    echo "share=$m: $(PG_SHARE=$m build/benchmarks/launch_overhead "$one" 20000 | grep 'polygpu submit')"
+  done
+done | tee "$out/launch.txt"
 echo "== Fig. 8: 4 processes on 2 devices, small:large mixes, static pinning vs shared"
 build/benchmarks/mcl_fig8 $flag --procs 4 --seconds "$secs" --out "$out/fig8.csv" | tee "$out/fig8.txt"
 echo "== Fig. 7: one process's stream of 64x64 DGEMM tasks with fresh inputs, async vs sync"
