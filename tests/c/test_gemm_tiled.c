@@ -3,14 +3,13 @@
  * shape class (square, fat-thin, thin-fat), transposes, alpha/beta, float32/float64; the DAG
  * showing one task per tile on the devices of the plan and C's rows going home; arrays cut by
  * tiles still usable whole; bad input refused with the runtime left usable; and the model
- * (core/gemm_plan.c) on scripted link and compute rates: fewer devices when the link is the
+ * (linalg/gemm_plan.c) on scripted link and compute rates: fewer devices when the link is the
  * bottleneck, a slow link's device left out, tall tiles when each call costs much, shorter
  * ones when transfers must overlap, edp against perf. */
 #include "check.h"
 #include "gemm_ref.h"
 
-#include "core/gemm_plan.h"
-#include "core/internal.h"
+#include "linalg/gemm_plan.h"
 #include "devices/host/host_inject.h"
 
 #include <math.h>
@@ -75,7 +74,8 @@ static void place(pg_kernel *touch, pg_array *a, int where) {
     if (where == PG_HOST)
         return;
     pg_arg arg = pg_arg_array(a);
-    REQUIRE_OK(pg__kernel_launch_on(touch, where, &arg, 1, 0));
+    pg_dim3 one = {1, 1, 1};
+    REQUIRE_OK(pg_kernel_launch_on(touch, where, one, one, 0, &arg, 1, 0));
     pg_array_desc d;
     REQUIRE_OK(pg_array_describe(a, &d));
     CHECK(d.valid == 1u << (where + 1));
