@@ -146,7 +146,7 @@ struct pg__comp {
     size_t shared_mem;
     uint32_t fits;   /* bit d: device d's limits allow this launch (placement looks only there) */
     int copy_inputs; /* its input copies go to the device's copy stream, as with the prefetch
-                        option (the tiled GEMM's tiles: fetches in issue order, core/gemm.c) */
+                        option (PG_LAUNCH_PREFETCH: the tiled GEMM's tiles fetch in issue order) */
     int nslots;
     uint64_t *slots;
     int8_t *slot_arg; /* per parameter: index into args, or -1 for a scalar */
