@@ -613,7 +613,8 @@ pg_status pg_graph_recording(pg_runtime *rt, int *recording);
  * (then `value` is not kept and `release` not called: free it yourself). release (may be NULL)
  * is called with the kept value by pg_runtime_free once the runtime's arrays and kernels are
  * freed (a kernel made for the value is freed by then: never free it in release), without
- * the runtime's lock; it must not call the runtime. At most 16 keys per runtime: more is
+ * the runtime's lock; it must not call the runtime (a close that times out abandons the
+ * runtime, and its values, to the process). At most 16 keys per runtime: more is
  * PG_ERROR_OUT_OF_MEMORY. */
 pg_status pg_runtime_attach(pg_runtime *rt, const void *key, void *value,
                             void (*release)(void *value), void **kept);
