@@ -281,6 +281,10 @@ struct pg__kernel {
     /* core/split.c: its signature says what each block writes of every array it writes
      * (splittable); split: 1 auto, 0 off, 2 on (pg_kernel_split), -1 the runtime's option */
     int splittable, split;
+    /* The last split of a launch of it (core/split.c): the grid's blocks and devices it was
+     * for, and its bounds, kept while the devices' throughputs say about the same. */
+    uint64_t split_nblocks, split_lo[PG_MAX_DEVICES + 1];
+    uint32_t split_devs;
     pg_task_impls impls;
 };
 
@@ -498,6 +502,9 @@ int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_
 /* c's duration on dev: the model's prediction when calibrated, else a cold estimate from its
  * threads (a task: its argument bytes) and the device's throughput class. Never 0. */
 uint64_t pg__models_estimate_ns(pg__runtime *rt, const pg__comp *c, int dev);
+/* The device's throughput class measured at start-up (simple threads per second), for weighing
+ * devices before the models know a kernel. */
+double pg__models_cold_rate(const pg__runtime *rt, int dev);
 /* The devices' queued work: c's predicted and estimated durations are added to its device's
  * queued_ns and backlog_ns when it is issued there, and removed when it is seen finished. */
 void pg__models_queue_add(pg__runtime *rt, pg__comp *c, int dev);
@@ -745,6 +752,9 @@ pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__
                           pg__comp **inline_buf, int inline_cap);
 /* Record c in each array's history (after c was accepted). */
 pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c);
+/* Drop from a's history the readers known to be done (they order nothing any more); asks no
+ * device. */
+void pg__dag_drop_done(pg__runtime *rt, pg__array *a);
 void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array freed) */
 /* ---- what core tells the record of recent computations (core/observe.c, over dag/record.h) */
 /* ---- chunked outputs (core/chunks.c) */
