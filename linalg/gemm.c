@@ -119,7 +119,8 @@ static pg_status gather(pg_runtime *rt, const operand *A, const operand *B, cons
     /* Devices a power budget (option power_limit) leaves out take no tile; a failed device
      * neither. */
     uint32_t usable = 0;
-    if ((st = pg_runtime_devices_usable(rt, &usable)))
+    const pg__linalg_facts *f = NULL;
+    if ((st = pg_runtime_devices_usable(rt, &usable)) || (st = pg__linalg_facts_get(rt, &f)))
         return st;
     pg_stats stats; /* each device's power under load (metric edp) */
     if (o->metric == PG_GEMM_EDP && (st = pg_runtime_stats(rt, &stats)))
@@ -132,8 +133,7 @@ static pg_status gather(pg_runtime *rt, const operand *A, const operand *B, cons
         if (o->metric == PG_GEMM_EDP)
             p->dev[d].watts = stats.power_watts[d]; /* 0: unknown */
         /* What one launch's arguments may take there together. */
-        if ((st = pg_runtime_device_memory(rt, d, &p->dev[d].mem_bytes)))
-            return st;
+        p->dev[d].mem_bytes = d < f->ndev ? f->memory[d] : 0;
     }
     /* Tile durations the performance models already know (the tile task's measured runs at
      * the size bucket a tile of that height falls in). */

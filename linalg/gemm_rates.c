@@ -52,12 +52,11 @@ static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s, 
 /* The class a device's rate is kept under: the models' (pg_runtime_device_class: a GPU's
  * name; CPU devices by their thread count, as identical devices share one). Commas would break
  * the file: replaced. */
-static pg_status class_of(pg_runtime *rt, int dev, char *out, size_t cap) {
-    pg_status st = pg_runtime_device_class(rt, dev, out, cap);
-    for (char *p = out; !st && *p; p++)
+static void class_of(const char *device_class, char *out, size_t cap) {
+    snprintf(out, cap, "%s", device_class);
+    for (char *p = out; *p; p++)
         if (*p == ',' || *p == '\n')
             *p = ' ';
-    return st;
 }
 
 /* mkdir -p dir (0700); 0 when it is a folder of this user's that nobody else may write (the
@@ -223,28 +222,22 @@ static pg_status measure(pg_runtime *rt, int dev, const pg_device_info *info, pg
  * the per-call cost. From the device's nominal throughput: one that retires 1e11 simple threads
  * a second or more (a GPU: an H100 ~2.6e11, SMs x clock) reaches its GEMM rate only on large
  * matrices; slower ones (CPU devices: 2.5e8 per worker thread) on small ones. */
-static pg_status big_side(pg_runtime *rt, int dev, int64_t *big) {
-    double tps = 0;
-    pg_status st = pg_runtime_device_throughput(rt, dev, &tps);
-    *big = tps >= 1e11 ? 8192 : 256;
-    return st;
+static int64_t big_side(double threads_per_s) {
+    return threads_per_s >= 1e11 ? 8192 : 256;
 }
 
 pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, double *overhead_s) {
-    pg_device_info info[PG_MAX_DEVICES];
-    int n = 0;
-    pg_status st = pg_runtime_devices(rt, info, PG_MAX_DEVICES, &n);
+    const pg__linalg_facts *f = NULL;
+    pg_status st = pg__linalg_facts_get(rt, &f);
     if (st)
         return st;
-    if (dev < 0 || dev >= n || dev >= PG_MAX_DEVICES)
-        return pg__error(PG_ERROR_INTERNAL, "gemm rate: device %d of %d", dev, n);
-    char cache_dir[1024], cls[128], path[1200];
-    int64_t big = 0;
-    uint64_t mem = 0;
-    if ((st = pg_runtime_cache_dir(rt, cache_dir, sizeof cache_dir)) ||
-        (st = class_of(rt, dev, cls, sizeof cls)) || (st = big_side(rt, dev, &big)) ||
-        (st = pg_runtime_device_memory(rt, dev, &mem)))
-        return st;
+    if (dev < 0 || dev >= f->ndev)
+        return pg__error(PG_ERROR_INTERNAL, "gemm rate: device %d of %d", dev, f->ndev);
+    char cls[128], path[1200];
+    class_of(f->device_class[dev], cls, sizeof cls);
+    int64_t big = big_side(f->threads_per_s[dev]);
+    uint64_t mem = f->memory[dev];
+    const char *cache_dir = f->cache_dir;
     file_path(cache_dir, path, sizeof path);
     /* Under a memory limit too small for the usual matrices, the rate measured on smaller ones
      * is kept for the process under a class of its own (later GEMMs do not measure again), and
@@ -269,7 +262,10 @@ pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, do
         return PG_OK;
     /* Two threads may both measure a class the first time: harmless, the last one stays. */
     int reduced = 0;
-    if ((st = measure(rt, dev, &info[dev], dt, big, mem, gflops, overhead_s, &reduced)))
+    pg_device_info info[PG_MAX_DEVICES];
+    int n = 0;
+    if ((st = pg_runtime_devices(rt, info, PG_MAX_DEVICES, &n)) ||
+        (st = measure(rt, dev, &info[dev], dt, big, mem, gflops, overhead_s, &reduced)))
         return st;
     pthread_mutex_lock(&mu);
     put(cls, dt, *gflops, *overhead_s, reduced);
