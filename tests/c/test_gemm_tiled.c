@@ -13,6 +13,7 @@
 #include "devices/host/host_inject.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -90,7 +91,7 @@ static pg_runtime *runtime_on(const char *devices) {
     return rt;
 }
 
-static int multi_device_runs, runs;
+static _Atomic int multi_device_runs, runs; /* concurrent_first_calls runs cases on threads */
 
 static void one_case(pg_runtime *rt, pg_kernel *touch, pg_dtype dt, int m, int n, int k, int ta,
                      int tb, double alpha, double beta, const int where[3], int64_t tile) {
@@ -603,8 +604,39 @@ static void memory_limit(void) {
     free(got);
 }
 
+/* Four threads make the first GEMMs of a fresh runtime at once: the tile tasks and the device
+ * facts linalg keeps per runtime (pg_runtime_attach) are made by whichever thread comes first
+ * and shared; every result is right (and TSan sees no race in the make-once paths). */
+typedef struct first_call {
+    pg_runtime *rt;
+    int i;
+} first_call;
+
+static void *first_call_run(void *arg) {
+    const first_call *f = arg;
+    static const int host[3] = {PG_HOST, PG_HOST, PG_HOST};
+    one_case(f->rt, NULL, f->i & 1 ? PG_FLOAT64 : PG_FLOAT32, 96 + 32 * f->i, 40, 24, 0, 0, 1.0,
+             f->i & 2 ? 0.5 : 0.0, host, 32);
+    return NULL;
+}
+
+static void concurrent_first_calls(void) {
+    pg_runtime *rt = runtime_on("host:4");
+    pthread_t t[4];
+    first_call f[4];
+    for (int i = 0; i < 4; i++) {
+        f[i].rt = rt;
+        f[i].i = i;
+        pthread_create(&t[i], NULL, first_call_run, &f[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 int main(void) {
     pg__inject_ops_enable();
+    concurrent_first_calls();
     memory_limit();
     edp_with_power();
     model_choices();
