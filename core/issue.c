@@ -47,8 +47,14 @@ pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work 
     /* Phases are counted for kernels; a copy issued inside counts as the kernel's waits. */
     if (c->kind == PG__KERNEL)
         PG__PHASE_SHARED(PG__PH_WAITS);
+    /* The GPU's timeline ties what the work enqueues to this computation (trace option). */
+    int traced = !st && rt->ops->trace_enter && rt->opt.trace[0];
+    if (traced)
+        rt->ops->trace_enter(rt->b, c->id);
     if (!st)
         enqueued = (st = work(rt, c, s, ctx)) == PG_OK;
+    if (traced)
+        rt->ops->trace_leave(rt->b);
     if (c->kind == PG__KERNEL)
         PG__PHASE_SHARED(PG__PH_LAUNCH);
     if (!st)

@@ -1023,6 +1023,39 @@ void pg_string_free(char *s);
  * its submission, marked "timed": false. CPU devices always time. */
 pg_status pg_trace_write(pg_runtime *rt, const char *path);
 
+/* The GPU's own timeline: with the trace option on GPUs and CUPTI installed (the CUDA toolkit's
+ * libcupti.so, found with dlopen: PG_CUPTI_PATH, CUDA_HOME, /usr/local/cuda, the loader path),
+ * each kernel, copy and memset as the GPU ran it, beside the host's submission times of the
+ * DAG's vertices. The Chrome trace shows them as rows "gpu N stream S". Elsewhere (no CUPTI, no
+ * GPU, trace off) a snapshot has none, and pg_dag_gpu_timeline says why. PG_TRACE_EVENTS=0 in
+ * the environment leaves out the timing events the trace otherwise records around each GPU
+ * operation (the vertices are then untimed on GPUs, the GPU's rows timing them). */
+typedef enum pg_gpu_span_kind {
+    PG_GPU_KERNEL = 0,
+    PG_GPU_COPY = 1,
+    PG_GPU_MEMSET = 2
+} pg_gpu_span_kind;
+
+typedef struct pg_gpu_span {
+    uint64_t id; /* the vertex (computation) whose issue enqueued it; 0: none of polygpu's
+                    computations (a new buffer's zero fill, another library's work) */
+    pg_gpu_span_kind kind;
+    int device;          /* the device that ran it */
+    uint32_t gpu_stream; /* the GPU's own stream id (CUPTI's; unique per device) */
+    /* On the GPU, in ns since the runtime was created on the host's clock (the vertices'
+     * clock); api_ns: when the driver call that enqueued it began, 0 when unknown. */
+    uint64_t start_ns, end_ns, api_ns;
+    uint64_t bytes;    /* copies and memsets */
+    char copy_kind[8]; /* copies: "HtoD", "DtoH", "DtoD", "PtoP", "HtoH"; else "" */
+    char name[64];     /* kernels: the GPU's name of the function; else "memcpy HtoD" ... */
+} pg_gpu_span;
+
+/* Spans, in order of their start per device: index 0 .. count - 1. */
+pg_status pg_dag_gpu_span_count(const pg_dag *dag, size_t *count);
+pg_status pg_dag_gpu_span(const pg_dag *dag, size_t index, pg_gpu_span *out);
+/* "available (N spans ...)" or "unavailable (why)"; valid until pg_dag_free. NULL dag: NULL. */
+const char *pg_dag_gpu_timeline(const pg_dag *dag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -109,6 +109,9 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
                        PG_MAX_DEVICES);
     rt->epoch_ns = pg__now_ns();
+    /* The GPU's own timeline (CUPTI) beside the host's: recording starts before any work. */
+    if (!st && rt->opt.trace[0] && rt->ops->gpu_trace_start)
+        rt->ops->gpu_trace_start(rt->b);
     if (!st && rt->ops->uncomputed)
         rt->uncomputed = rt->ops->uncomputed(rt->b);
     rt->timing_all =

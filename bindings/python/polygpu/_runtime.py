@@ -192,7 +192,11 @@ class Runtime(_polygpu.Runtime):
         its own work), "args": [{"array", "access"}], "submit_ns",
         "start_ns", "end_ns"} (copies also "bytes", "src", "dst"; parts of one launch split
         over devices also "part" and "parts"), ...], "edges": [[from_id,
-        to_id], ...]}``, oldest vertex first: the same data and schema as the JSON export.
+        to_id], ...], "gpu_timeline": "available (...)" or "unavailable (why)", "gpu_spans":
+        [{"id" (the vertex, 0: none), "kind" ("kernel", "copy", "memset"), "device",
+        "gpu_stream", "start_ns", "end_ns", "api_ns", "bytes", "copy_kind", "name"}, ...]}``,
+        oldest vertex first: the same data and schema as the JSON export. The GPU spans are the
+        GPU's own timeline (with ``trace=...`` on GPUs, where CUPTI is installed).
         ``args[i]["array"]`` is :attr:`DeviceArray.id`; an edge is an inferred dependency (a
         copy vertex sits between a producer and a consumer on another device).
 
