@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/gpu/linalg_check.sh: linalg/ (the tiled GEMM and the BLAS tasks on the public API,
-# ARCHITECTURE.md decision 30) on GPUs. Builds, then: the task, library-API, power and GEMM C
+# ARCHITECTURE.md decision 31) on GPUs. Builds, then: the task, library-API, power and GEMM C
 # tests; the Python linalg and power tests with devices=cuda (cuBLAS tasks, the tiled GEMM's
 # rate measured on a GPU through pg_runtime_device_throughput's size, the tile tasks kept per
 # runtime through pg_runtime_attach); gemm_bench --quick on 1 and, when there are two, 2 GPUs
