@@ -286,6 +286,7 @@ struct pg__kernel {
     uint64_t split_nblocks, split_lo[PG_MAX_DEVICES + 1];
     uint32_t split_devs;
     pg_task_impls impls;
+    uint32_t where; /* the devices its where= allows (pg_kernel_new_where); 0: every one */
 };
 
 /* ---- streams (per device, in creation order) */
@@ -312,6 +313,7 @@ typedef struct pg__limits {
 typedef struct pg__device {
     pg_device_info info;
     pg__limits limits; /* from info, at runtime creation (core/limits.c) */
+    const struct pg__backend_entry *entry; /* its backend's registration (devices/registry.h) */
     int nstreams;
     pg__stream *streams[PG__MAX_STREAMS];
     pg__stream *copy_stream; /* prefetch: input copies go here */

@@ -202,7 +202,7 @@ int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_
 
 static double threads_per_s(const pg_device_info *in) {
     double units = in->multiprocessors > 0 ? in->multiprocessors : 1;
-    if (in->kind == PG_DEVICE_CUDA)
+    if (in->device_class == PG_CLASS_GPU)
         return units * (in->clock_khz ? in->clock_khz * 1e3 : COLD_GPU_CLOCK_HZ);
     return units * 1e9 / COLD_CPU_THREAD_NS;
 }
@@ -336,7 +336,7 @@ void pg__models_load(pg__runtime *rt) {
         const pg_device_info *in = &rt->dev[d].info;
         char name[128];
         /* A CPU device's name carries its index: the class is its thread count. */
-        if (in->kind == PG_DEVICE_CPU)
+        if (in->device_class == PG_CLASS_CPU)
             snprintf(name, sizeof name, "CPU device (%d thread%s)", in->multiprocessors,
                      in->multiprocessors == 1 ? "" : "s");
         else
@@ -519,12 +519,12 @@ pg_status pg_runtime_model_predict(pg_runtime *h, const char *kernel, int device
     return PG_OK;
 }
 
-pg_status pg_runtime_device_class(pg_runtime *h, int device, char *out, size_t cap) {
+pg_status pg_runtime_model_class(pg_runtime *h, int device, char *out, size_t cap) {
     pg__error_clear();
     if (!out || !cap)
-        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_device_class: out and cap are required");
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_model_class: out and cap are required");
     pg_status st;
-    pg__runtime *rt = enter_device(h, device, "pg_runtime_device_class", &st);
+    pg__runtime *rt = enter_device(h, device, "pg_runtime_model_class", &st);
     if (!rt)
         return st;
     snprintf(out, cap, "%s", rt->model_class[rt->dev_model_class[device]]);

@@ -200,6 +200,10 @@ typedef int (*pg_interrupt_check)(void *ctx);
 void pg_set_interrupt_check(pg_interrupt_check check, void *ctx);
 
 typedef enum pg_device_kind { PG_DEVICE_CPU = 0, PG_DEVICE_CUDA = 1 } pg_device_kind;
+/* What a device is to placement and to a kernel's `where` (pg_device_info.device_class): the
+ * class its backend registered (devices/registry.h). Bindings and tools ask this and
+ * pg_device_info.backend, not `kind`, which says only CPU or CUDA-like. */
+typedef enum pg_device_class { PG_CLASS_CPU = 0, PG_CLASS_GPU = 1 } pg_device_class;
 
 /* A grid or block shape (kernel launches) and a device's largest one (pg_device_info). */
 typedef struct pg_dim3 {
@@ -228,6 +232,8 @@ typedef struct pg_device_info {
                                              for (GPUs: the opt-in maximum, less the kernel's
                                              static __shared__ data) */
     uint32_t clock_khz; /* GPUs: the SMs' clock rate (CUDA's attribute); 0 on CPU devices */
+    pg_device_class device_class; /* PG_CLASS_GPU or PG_CLASS_CPU */
+    char backend[16];             /* the backend's registered name: "cuda", "host", "sim" */
 } pg_device_info;
 
 /* Fill up to `capacity` entries; *count gets the number of devices (may exceed capacity). */
@@ -465,6 +471,14 @@ int pg_ranks_active(void);
  * copies. Recorded replays of such kernels stay eager. */
 pg_status pg_kernel_new(pg_runtime *rt, const char *source, const char *name, const char *signature,
                         const char *options, pg_kernel **out);
+/* As pg_kernel_new, on the devices of one class only: `where` is "any" (or NULL: every device),
+ * "gpu" or "cpu". In a runtime of GPUs and CPU devices (devices "cuda,host:2") the kernel is
+ * compiled for each class it may run on (NVRTC, the host compiler) from the same source, and
+ * every placement policy chooses among the allowed devices only. A class the runtime lacks is
+ * an error (PG_ERROR_ARGUMENT) naming the devices there are. */
+pg_status pg_kernel_new_where(pg_runtime *rt, const char *source, const char *name,
+                              const char *signature, const char *options, const char *where,
+                              pg_kernel **out);
 pg_status pg_kernel_free(pg_kernel *k);
 
 typedef struct pg_param_info {
@@ -587,10 +601,11 @@ pg_status pg_runtime_device_memory(pg_runtime *rt, int device, uint64_t *bytes);
  * magnitude to compare devices by, not a measurement. */
 pg_status pg_runtime_device_throughput(pg_runtime *rt, int device, double *threads_per_s);
 
-/* The device class the performance models key on (pg_model_info.device_class: the device's
- * name; CPU devices "CPU device (N threads)"), into out (cap bytes, NUL-terminated): devices of
- * one class share measurements, so a library caching its own per-device figures keys them so. */
-pg_status pg_runtime_device_class(pg_runtime *rt, int device, char *out, size_t cap);
+/* The name the performance models keep `device`'s measurements under (pg_model_info.
+ * device_class: the device's name; CPU devices "CPU device (N threads)"; finer than the
+ * CPU/GPU pg_device_class), into out (cap bytes, NUL-terminated): devices of one such class
+ * share measurements, so a library caching its own per-device figures keys them so. */
+pg_status pg_runtime_model_class(pg_runtime *rt, int device, char *out, size_t cap);
 
 /* The folder of the runtime's caches (option cache_dir, resolved: compiled kernels, models,
  * link matrices), into out (cap bytes): a library keeps its own cache files under it. */

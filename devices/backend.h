@@ -17,8 +17,9 @@ typedef struct pg__bevent pg__bevent; /* a point in a stream; completes when wor
  * operation completes) and the core reads it after calling timing_resolve. */
 typedef struct pg__timing {
     uint64_t start_ns, end_ns;
-    void *priv[2]; /* backend's own (CUDA timing events) */
-    int priv_dev;  /* backend's own (the device those events belong to) */
+    void *priv[2];  /* backend's own (CUDA timing events) */
+    int priv_dev;   /* backend's own (the device those events belong to) */
+    int mixed_part; /* devices/mixed.c's own: which backend filled it */
 } pg__timing;
 
 /* One operation of a backend graph (graph_build): a kernel launch or a copy, after the nodes

@@ -444,8 +444,9 @@ pg_status pg_task_builtin(pg_runtime *rt, const char *name, pg_kernel **out) {
         return st;
     int has_cpu = 0, has_gpu = 0;
     for (int d = 0; d < n && d < PG_MAX_DEVICES; d++) {
-        has_cpu |= info[d].kind == PG_DEVICE_CPU;
-        has_gpu |= info[d].kind == PG_DEVICE_CUDA;
+        /* The slot of pg_task_impls a device's calls take: its class's (cpu or cuda). */
+        has_cpu |= info[d].device_class == PG_CLASS_CPU;
+        has_gpu |= info[d].device_class == PG_CLASS_GPU;
     }
     char cpu_why[1024] = "", gpu_why[1024] = "";
     const cblas_lib *cpu = has_cpu ? load_cblas(cpu_why, sizeof cpu_why) : NULL;

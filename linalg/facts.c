@@ -17,7 +17,7 @@ static pg_status ask(pg_runtime *rt, pg__linalg_facts *f) {
     if (!st)
         st = pg_runtime_cache_dir(rt, f->cache_dir, sizeof f->cache_dir);
     for (int d = 0; !st && d < f->ndev; d++)
-        if (!(st = pg_runtime_device_class(rt, d, f->device_class[d], sizeof f->device_class[d])) &&
+        if (!(st = pg_runtime_model_class(rt, d, f->model_class[d], sizeof f->model_class[d])) &&
             !(st = pg_runtime_device_throughput(rt, d, &f->threads_per_s[d])))
             st = pg_runtime_device_memory(rt, d, &f->memory[d]);
     return st;

@@ -49,11 +49,11 @@ static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s, 
     r->local = local;
 }
 
-/* The class a device's rate is kept under: the models' (pg_runtime_device_class: a GPU's
+/* The class a device's rate is kept under: the models' (pg_runtime_model_class: a GPU's
  * name; CPU devices by their thread count, as identical devices share one). Commas would break
  * the file: replaced. */
-static void class_of(const char *device_class, char *out, size_t cap) {
-    snprintf(out, cap, "%s", device_class);
+static void class_of(const char *model_class, char *out, size_t cap) {
+    snprintf(out, cap, "%s", model_class);
     for (char *p = out; *p; p++)
         if (*p == ',' || *p == '\n')
             *p = ' ';
@@ -234,7 +234,7 @@ pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, do
     if (dev < 0 || dev >= f->ndev)
         return pg__error(PG_ERROR_INTERNAL, "gemm rate: device %d of %d", dev, f->ndev);
     char cls[128], path[1200];
-    class_of(f->device_class[dev], cls, sizeof cls);
+    class_of(f->model_class[dev], cls, sizeof cls);
     int64_t big = big_side(f->threads_per_s[dev]);
     uint64_t mem = f->memory[dev];
     const char *cache_dir = f->cache_dir;

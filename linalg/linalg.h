@@ -15,10 +15,10 @@
  * made, so threads share it without a lock. */
 typedef struct pg__linalg_facts {
     int ndev;
-    char cache_dir[1024];                   /* pg_runtime_cache_dir */
-    char device_class[PG_MAX_DEVICES][128]; /* pg_runtime_device_class */
-    double threads_per_s[PG_MAX_DEVICES];   /* pg_runtime_device_throughput */
-    uint64_t memory[PG_MAX_DEVICES];        /* pg_runtime_device_memory */
+    char cache_dir[1024];                  /* pg_runtime_cache_dir */
+    char model_class[PG_MAX_DEVICES][128]; /* pg_runtime_model_class */
+    double threads_per_s[PG_MAX_DEVICES];  /* pg_runtime_device_throughput */
+    uint64_t memory[PG_MAX_DEVICES];       /* pg_runtime_device_memory */
 } pg__linalg_facts;
 
 /* rt's facts, made on first use. */

@@ -5,6 +5,7 @@
 #include "base/alloc.h"
 #include "devices/backend.h"
 #include "devices/cuda/cu_cupti.h"
+#include "devices/registry.h"
 #include "devices/cuda/cu_driver.h"
 #include "devices/cuda/cu_nvml.h"
 #include "nvrtc/chunk_wrap.h"
@@ -1271,3 +1272,31 @@ pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__b
     *ndev = n;
     return PG_OK;
 }
+
+/* Syntax only: how many GPUs there are is known once the driver is loaded. */
+static pg_status cuda_check(const char *spec) {
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || end - p > 4 || v < 0 || (*end && *end != ',') || (*end && !end[1]))
+            return pg__error(PG_ERROR_ARGUMENT, "bad CUDA device list 'cuda:%s'", spec);
+        p = *end ? end + 1 : end;
+    }
+    return PG_OK;
+}
+
+static pg_status cuda_entry_open(const char *spec, const pg__open_args *a,
+                                 const pg__backend_ops **out, pg__backend **b, int *ndev) {
+    return pg__cuda_backend_open(spec, a->timing, out, b, ndev);
+}
+
+const pg__backend_entry pg__cuda_entry = {
+    .name = "cuda",
+    .forms = "cuda (every GPU), a list of GPU ordinals such as cuda:0,2",
+    .device_class = PG_CLASS_GPU,
+    .in_auto = 1,
+    .measure_links = 1,
+    .check = cuda_check,
+    .open = cuda_entry_open,
+};

@@ -163,7 +163,7 @@ static void device_queries(void) {
     CHECK(tps == info[0].multiprocessors * 2.5e8); /* one thread per 4 ns per worker */
     CHECK_MSG(pg_runtime_device_throughput(rt, -1, &tps), PG_ERROR_ARGUMENT, "no device -1");
     char cls[128], want[128];
-    CHECK_OK(pg_runtime_device_class(rt, 1, cls, sizeof cls));
+    CHECK_OK(pg_runtime_model_class(rt, 1, cls, sizeof cls));
     snprintf(want, sizeof want, "CPU device (%d thread%s)", info[1].multiprocessors,
              info[1].multiprocessors == 1 ? "" : "s");
     CHECK(!strcmp(cls, want));

@@ -235,7 +235,7 @@ JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeDevices(JNIEnv *env, j
         const pg_device_info *i = &info[d];
         jlong *n = &nums[d * DEVICE_FIELDS];
         n[0] = i->id;
-        n[1] = i->kind == PG_DEVICE_CUDA ? 1 : 0;
+        n[1] = i->device_class == PG_CLASS_GPU ? 1 : 0; /* what the registry says */
         n[2] = (jlong)i->memory_bytes;
         n[3] = i->compute_major;
         n[4] = i->compute_minor;

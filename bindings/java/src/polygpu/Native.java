@@ -133,7 +133,7 @@ final class Native {
     static native int arrayOwner(long a);
 
     static native long kernelNew(long rt, byte[] source, byte[] name, byte[] signature,
-            byte[] options);
+            byte[] options, byte[] where);
 
     /** A built-in task (pg_task_builtin) as a kernel handle, freed with kernelFree. */
     static native long taskBuiltin(long rt, byte[] name);
