@@ -3,7 +3,8 @@
 # ARCHITECTURE.md decision 31) on GPUs. Builds, then: the task, library-API, power and GEMM C
 # tests; the Python linalg and power tests with devices=cuda (cuBLAS tasks, the tiled GEMM's
 # rate measured on a GPU through pg_runtime_device_throughput's size, the tile tasks kept per
-# runtime through pg_runtime_attach); gemm_bench --quick on 1 and, when there are two, 2 GPUs
+# runtime through pg_runtime_attach), and the linalg tests again on cuda,host:2 (OpenBLAS and
+# cuBLAS in one runtime, chosen by each device's class); gemm_bench --quick on 1 and, when there are two, 2 GPUs
 # (results against cuBLAS, compared with benchmarks/results/ of before the move). Logs and the
 # CSVs go to $OUT. About 10 minutes on nvidia-h200-x2 (the build ~3, the benchmark ~5).
 # Usage (repository root): OUT=... tests/gpu/linalg_check.sh
@@ -29,6 +30,10 @@ PYTHONPATH=build-gpu/bindings/python PG_DEVICES=cuda python3 -m pytest -q -p no:
   bindings/python/tests/test_linalg.py bindings/python/tests/test_power.py >"$OUT/pytest.log" 2>&1 ||
   status=1
 tail -3 "$OUT/pytest.log"
+step "Python linalg tests on GPUs and CPU devices in one runtime (cuda,host:2)"
+PYTHONPATH=build-gpu/bindings/python PG_DEVICES=cuda,host:2 python3 -m pytest -q -p no:cacheprovider \
+  bindings/python/tests/test_linalg.py >"$OUT/pytest_mixed.log" 2>&1 || status=1
+tail -3 "$OUT/pytest_mixed.log"
 ngpu=$(nvidia-smi -L | wc -l)
 for g in 1 2; do
   [ "$g" -le "$ngpu" ] || continue
