@@ -19,6 +19,7 @@
 #define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
 #define PG__MODEL_KEEP 32  /* samples a performance model keeps per bucket (core/models.c) */
 #define PG__MODEL_CLASSES PG_MAX_DEVICES /* device classes: at most one per device */
+#define PG__ATTACH_MAX 16 /* keys pg_runtime_attach keeps per runtime (libraries on the API) */
 
 typedef struct pg__runtime pg__runtime;
 typedef struct pg__array pg__array;
@@ -145,7 +146,7 @@ struct pg__comp {
     size_t shared_mem;
     uint32_t fits;   /* bit d: device d's limits allow this launch (placement looks only there) */
     int copy_inputs; /* its input copies go to the device's copy stream, as with the prefetch
-                        option (the tiled GEMM's tiles: fetches in issue order, core/gemm.c) */
+                        option (PG_LAUNCH_PREFETCH: the tiled GEMM's tiles fetch in issue order) */
     int nslots;
     uint64_t *slots;
     int8_t *slot_arg; /* per parameter: index into args, or -1 for a scalar */
@@ -420,8 +421,13 @@ struct pg__runtime {
     char model_class[PG__MODEL_CLASSES][128]; /* device classes: the devices' names */
     int nmodel_class;
     int dev_model_class[PG_MAX_DEVICES];
-    /* the tiled GEMM's tile tasks (core/gemm.c), made on first use: f32, f64, out f32, out f64 */
-    pg_kernel *gemm_tasks[4];
+    /* state libraries keep per runtime (pg_runtime_attach: linalg/'s tile tasks) */
+    struct {
+        const void *key;
+        void *value;
+        void (*release)(void *value);
+    } attached[PG__ATTACH_MAX];
+    int nattached;
     /* power and energy per device (core/power.c), owned */
     pg__power *power;
     /* the ranks of a distributed run (core/ranks.c); NULL single-process, so that the launch
@@ -621,15 +627,6 @@ pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out);
  * nslots parameter slots, one more slot per parameter: the array's element count (0: scalar). */
 /* The devices task k may run on (a kind with an implementation); none: PG_ERROR_ARGUMENT. */
 pg_status pg__task_fits(const pg__runtime *rt, const pg__kernel *k, uint32_t *mask);
-/* The GEMM rate of device dev's class for dtype dt (core/gemm_rates.c): known in the process,
- * else from <cache_dir>/models/gemm-rates.csv, else measured now on dev (waits for the
- * runtime's work: pg_runtime_sync) and cached. Without the lock. */
-pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, double *overhead_s);
-/* pg_kernel_launch (grid and block 1) placed on `device` only, as the tiled GEMM assigns its
- * tiles (core/gemm.c), its input copies on the device's copy stream with copy_inputs;
- * PG_ERROR_ARGUMENT when the kernel cannot run there. Public entry: takes the lock itself. */
-pg_status pg__kernel_launch_on(pg_kernel *k, int device, const pg_arg *args, int nargs,
-                               int copy_inputs);
 /* Enqueue task computation c (slots filled with s's buffers) on s through the backend's call. */
 pg_status pg__task_issue(pg__runtime *rt, pg__comp *c, pg__stream *s);
 
