@@ -12,11 +12,19 @@ writes is a prediction, labelled SIMULATED.
 The profile (default: the one recorded one kernel at a time on 2 x H200,
 results/2026-11-26-h200x2-da6d2fa-sim-validation/measured/profile-sync.csv.gz) holds samples
 of these kernels at medium size only, and none of JACOBI's. Two kernels therefore get `model`
-lines (graph-node durations, devices/sim/README.md), written into DIR/profile.prof:
+lines (graph-node durations, devices/sim/README.md), in one profile per size
+(DIR/profile-SIZE.prof; each size simulated with its own):
 
-* ``linalg_matvec``: duration = a + b x argument bytes through the profile's two sizes (CG's
-  and MUL's medium partitions, each less profile_us) -- the fit by bytes, where the fit the
-  simulator would choose by threads (both sizes launch ~2^17 threads) extrapolates to nothing;
+* ``linalg_matvec``: a constant per size, a + b x CG's partition bytes at that size, the line
+  through the profile's two sizes (CG's and MUL's medium partitions, each less profile_us).
+  Not a model by bytes: a view's argument bytes run to its buffer's end (devices/sim/README.md),
+  so CG on views' first partition would count the whole matrix; not the simulator's own fit by
+  threads, since both sizes launch ~2^17 threads. (The memory bandwidth concurrent kernels
+  share is reckoned from argument bytes too, so CG on views' products would take turns at
+  2.3 TB/s each where the GPU's memory serves ~4.17 TB/s to several at once: for CG on views,
+  profile-SIZE-views.prof gives linalg_matvec its bytes over the GPU's memory bandwidth
+  (memory_gbps), the rate products that take turns at full bandwidth share it at -- right
+  while a GPU has two or more to run, optimistic for a product alone.)
 * ``jacobi_sweep`` (and ``jacobi_init`` at half its cost, ``jacobi_residual`` at its mean
   cost): a + b x threads through the hand-written CUDA C's 1-GPU times at medium and large
   (--cuda-measured, default the 2026-11-26 four-GPU run's four.json; the same kernel in every
@@ -25,7 +33,7 @@ lines (graph-node durations, devices/sim/README.md), written into DIR/profile.pr
   1-GPU predictions are calibrated on CUDA C's 1-GPU measurement, not independent of it.
 
 A profile that already has jacobi_sweep samples (a fresh one, four_gpu.sh part1's
-profile-sync.csv.gz) is used as it is.
+profile-sync.csv.gz, which has every kernel at both sizes) gets no model lines.
 
 Predictions (DIR/predicted-h1-I.json, I = 1..invocations, and DIR/predicted-h0.json):
 benchmarks/sim_scaling.py on h200x4-nv18's first 1, 2 and 4 GPUs, polygpu under
@@ -61,8 +69,12 @@ DEFAULT_CUDA = os.path.join(HERE, "results", "2026-11-26-h200x4-a13d08a-four", "
 MACHINE = "h200x4-nv18"
 DEVICE = "NVIDIA H200"
 BENCH = "cg,cg-views,jacobi"
+#: benchmarks by profile: one array per partition, or views
+GROUPS = (("cg,jacobi", False), ("cg-views", True))
 SIZES = {"medium": 8192, "large": 12288}  # JACOBI's orders
+CG_ORDER = {"medium": 16384, "large": 49152}
 PARTS = 16
+MEMORY_GBPS = 4170  # h200x4-nv18's memory_gbps
 PROFILE_US = 5.5  # h200x4-nv18's profile_us: what a sample holds beyond the graph node
 
 
@@ -117,27 +129,43 @@ def jacobi_model(cuda_json):
     return y0 - b * x0, b, (y0 + y1) / 2
 
 
-def write_profile(src, cuda_json, out):
+def write_profile(src, cuda_json, size, out, views=False):
     text = read_profile(src)
-    lines = ["# four_gpu_sim.py: %s" % os.path.relpath(src, ROOT) if src.startswith(ROOT)
-             else "# four_gpu_sim.py: %s" % src]
+    lines = ["# four_gpu_sim.py (size %s): %s" % (size, os.path.relpath(src, ROOT))]
     notes = []
-    mv = matvec_model(text)
+    mv = matvec_model(text) if not samples(text, "jacobi_sweep") else None
     if mv:
-        lines.append("model,linalg_matvec,%s,bytes,%.0f,%.6g" % (DEVICE, mv[0], mv[1]))
-        notes.append("linalg_matvec: %.0f ns + %.4g ns/byte (%.2f TB/s alone)" % (
-            mv[0], mv[1], 1e-3 / mv[1]))
-    if not samples(text, "jacobi_sweep"):
+        n = CG_ORDER[size]
+        r = -(-n // PARTS)
+        x = 4 * r * n + 4 * n + 4 * r
+        d = mv[0] + mv[1] * x
+        if views:
+            d = x / MEMORY_GBPS
+        lines.append("model,linalg_matvec,%s,threads,%.0f,0" % (DEVICE, d))
+        notes.append("%s%s: linalg_matvec %.1f us (%s)" % (
+            size, " (CG on views)" if views else "", d / 1e3,
+            "%d bytes at memory_gbps %d" % (x, MEMORY_GBPS) if views else
+            "%.0f ns + %.4g ns/byte x %d bytes, %.2f TB/s alone" % (mv[0], mv[1], x, x / d / 1e3)))
+    if not samples(text, "jacobi_sweep") and not views:
         a, b, mean = jacobi_model(cuda_json)
         lines += ["model,jacobi_sweep,%s,threads,%.0f,%.6g" % (DEVICE, a, b),
                   "model,jacobi_init,%s,threads,%.0f,%.6g" % (DEVICE, a / 2, b / 2),
                   "model,jacobi_residual,%s,threads,%.0f,0" % (DEVICE, mean)]
-        notes.append("jacobi_sweep: %.0f ns + %.4g ns/thread (from %s's CUDA C 1-GPU times); "
-                     "init half, residual %.0f ns" % (a, b, os.path.basename(
-                         os.path.dirname(cuda_json)), mean))
+        n = SIZES[size]
+        notes.append("%s: jacobi_sweep %.1f us (%.0f ns + %.4g ns/thread x %d threads, through "
+                     "the CUDA C 1-GPU times of %s); jacobi_init half, jacobi_residual %.1f us"
+                     % (size, (a + b * n * -(-n // PARTS)) / 1e3, a, b, n * -(-n // PARTS),
+                        os.path.basename(os.path.dirname(cuda_json)), mean / 1e3))
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n" + text)
     return notes
+
+
+#: the ablations: (name, what is taken away); host1 is the prediction itself
+ABLATIONS = [("host1", "nothing (host_time=1)"), ("base", "the host's time (host_time=0)"),
+             ("no-edges", "and graph edges between GPUs"), ("no-setup", "and copy set-up"),
+             ("inf-links", "and link bandwidth"), ("no-launch", "and launch costs"),
+             ("kernels-only", "all fixed costs")]
 
 
 def topo_variant(name, out):
@@ -186,42 +214,46 @@ def main(argv=None):
     a = ap.parse_args(argv)
     out = os.path.abspath(a.out_dir)
     os.makedirs(os.path.join(out, "topo"), exist_ok=True)
-    prof = os.path.join(out, "profile.prof")
-    notes = write_profile(a.profile, a.cuda_measured, prof)
+    sizes = a.sizes.split(",")
+    notes, prof = [], {}
+    for size in sizes:
+        for _, views in GROUPS:
+            prof[size, views] = os.path.join(out, "profile-%s%s.prof" % (
+                size, "-views" if views else ""))
+            notes += write_profile(a.profile, a.cuda_measured, size, prof[size, views], views)
     with open(os.path.join(out, "profile-models.txt"), "w") as f:
         f.write("\n".join(notes) + "\n")
     print("\n".join(notes))
     log = os.path.join(out, "sim.log")
-    env_py = [sys.executable]
     status = 0
     if not a.skip_predictions:
-        base = env_py + [os.path.join(HERE, "sim_scaling.py"), "--machine", MACHINE,
-                         "--profile", prof, "--gpus", "1,2,4", "--bench", BENCH,
-                         "--sizes", a.sizes, "--policies", "minmax-transfer-time,earliest-finish",
-                         "--warmup", "1", "--runs", "3", "--out-dir", out,
-                         "--build-dir", a.build_dir]
-        status |= run(base + ["--host-time", "0", "--name", "predicted-h0"], log)
-        for i in range(1, a.invocations + 1):
-            status |= run(base + ["--host-time", "1", "--name", "predicted-h1-%d" % i], log)
+        for h, name in [("0", "predicted-h0")] + [
+                ("1", "predicted-h1-%d" % i) for i in range(1, a.invocations + 1)]:
+            for size, (bench, views) in ((s, g) for s in sizes for g in GROUPS):
+                status |= run([sys.executable, os.path.join(HERE, "sim_scaling.py"), "--machine",
+                               MACHINE, "--profile", prof[size, views], "--gpus", "1,2,4",
+                               "--bench", bench, "--sizes", size, "--policies",
+                               "minmax-transfer-time,earliest-finish", "--warmup", "1", "--runs",
+                               "3", "--out-dir", out, "--build-dir", a.build_dir,
+                               "--host-time", h, "--name", name], log)
     if not a.skip_ablations:
-        for name in ("host1", "base", "no-edges", "no-setup", "inf-links", "no-launch",
-                     "kernels-only"):
+        for name, _ in ABLATIONS:
             variant = "base" if name == "host1" else name
             topo = os.path.join(out, "topo", "h200x4-nv18-%s.topo" % variant)
             topo_variant(variant, topo)
             spec = "sim:%s,host_time=%d" % (topo, 1 if name == "host1" else 0)
-            env = dict(os.environ, PG_SIM_PROFILE=prof)
-            cmd = env_py + [os.path.join(HERE, "run.py"), "--devices", spec, "--gpus", "4",
-                            "--bench", BENCH, "--sizes", a.sizes, "--versions", "polygpu",
-                            "--policies", "minmax-transfer-time", "--mul-sweep", "none",
-                            "--warmup", "1", "--runs", "3", "--no-plots", "--build", "never",
-                            "--build-dir", a.build_dir, "--out-dir", out,
-                            "--name", "ablation-" + name]
-            print(" ".join(cmd), flush=True)
-            with open(log, "a") as f:
-                f.write("$ PG_SIM_PROFILE=%s %s\n" % (prof, " ".join(cmd)))
-                f.flush()
-                status |= subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
+            for size, (bench, views) in ((s, g) for s in sizes for g in GROUPS):
+                env = dict(os.environ, PG_SIM_PROFILE=prof[size, views])
+                cmd = [sys.executable, os.path.join(HERE, "run.py"), "--devices", spec, "--gpus",
+                       "4", "--bench", bench, "--sizes", size, "--versions", "polygpu",
+                       "--policies", "minmax-transfer-time", "--mul-sweep", "none",
+                       "--warmup", "1", "--runs", "3", "--no-plots", "--build", "never",
+                       "--build-dir", a.build_dir, "--out-dir", out, "--name", "ablation-" + name]
+                print(" ".join(cmd), flush=True)
+                with open(log, "a") as f:
+                    f.write("$ PG_SIM_PROFILE=%s %s\n" % (prof[size, views], " ".join(cmd)))
+                    f.flush()
+                    status |= subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
     return status
 
 
