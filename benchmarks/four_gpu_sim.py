@@ -13,7 +13,8 @@ The profile (default: the one recorded one kernel at a time on 2 x H200,
 results/2026-11-26-h200x2-da6d2fa-sim-validation/measured/profile-sync.csv.gz) holds samples
 of these kernels at medium size only, and none of JACOBI's. Two kernels therefore get `model`
 lines (graph-node durations, devices/sim/README.md), in one profile per size
-(DIR/profile-SIZE.prof; each size simulated with its own):
+(DIR/profile-SIZE[-views].prof, each size simulated with its own; DIR/profile-*.models hold the
+lines added, the rest is the base profile):
 
 * ``linalg_matvec``: a constant per size, a + b x CG's partition bytes at that size, the line
   through the profile's two sizes (CG's and MUL's medium partitions, each less profile_us).
@@ -158,6 +159,9 @@ def write_profile(src, cuda_json, size, out, views=False):
                         os.path.basename(os.path.dirname(cuda_json)), mean / 1e3))
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n" + text)
+    # The lines added, alone (the profile itself is the base profile under them: not committed).
+    with open(out[:-len(".prof")] + ".models", "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
     return notes
 
 
