@@ -40,10 +40,10 @@ TITLES = {"cg": "CG", "cg-views": "CG on views", "jacobi": "Jacobi", "vec": "VEC
 STEPS = {"cg": 25, "cg-views": 25, "jacobi": 100}
 ABLATIONS = [("host1", "as predicted (host_time=1)"),
              ("base", "host issues in no time (host_time=0)"),
-             ("no-edges", "… and no cost for a graph edge between GPUs"),
-             ("no-setup", "… and no copy set-up (link latency 0)"),
-             ("inf-links", "… and infinite links"),
-             ("no-launch", "… and no launch, copy-call or graph-launch cost"),
+             ("no-edges", "host_time=0, no cost for a graph edge between GPUs (graph_edge_us 0)"),
+             ("no-setup", "host_time=0, no copy set-up (every link's latency 0)"),
+             ("inf-links", "host_time=0, infinite links (10^6 GB/s, no latency)"),
+             ("no-launch", "host_time=0, no launch, copy-call or graph-launch cost"),
              ("kernels-only", "all of those at once: the kernels alone")]
 
 
@@ -467,9 +467,9 @@ def section_ablations(pred_dir, measured, label):
             abl[name] = load_results([p])
     if not abl:
         return lines + ["No ablations (ablation-*.json missing)."]
-    lines += ["SIMULATED, 4 × H200 NV18, minmax-transfer-time; each row takes one more fixed "
-              "cost away (host_time=0 from the second row on). ms, and in brackets the share of "
-              "the measured polygpu time that is left.", ""]
+    lines += ["SIMULATED, 4 × H200 NV18, minmax-transfer-time. From the third row on each row "
+              "takes one fixed cost away from the second (host_time=0), the last all of them. "
+              "ms, and in brackets the share of the measured polygpu time.", ""]
     keys = [(b, s) for b in ("cg", "cg-views", "jacobi") for s in ("medium", "large")
             if any((b, s, "polygpu", POLICY, 4) in r for r in abl.values())]
     lines.append("| SIMULATED | " + " | ".join("%s %s" % (TITLES[b], s) for b, s in keys) + " |")
