@@ -525,14 +525,21 @@ def main(argv=None):
         res = load_results(files.get("four.json", []))
         lines = section_head(files, a.commit)
         lines += section_suite(res, before)
-        lines += section_policy(res, load_results(files.get("four-ef.json", [])))
+        ef = load_results(files.get("four-ef.json", []))
+        lines += section_policy(res, ef)
         lines += section_variants(res, files)
         lines += section_timeline(files)
         lines += section_paper(load_results(files.get("paper.json", [])))
         lines += section_metg(files, a.before)
         lines += section_spread(files)
         label = "measured: this run"
-        lines += section_predictions(a.predicted, res, label)
+        lines += section_predictions(a.predicted, {**res, **ef}, label)
+        if "profile-sync.csv.gz" in files:
+            lines += ["", "This run recorded a timing profile of these kernels at both sizes, one "
+                      "at a time (`part1/profile-sync.csv.gz`): `PYTHONPATH=build/bindings/python "
+                      "python3 benchmarks/four_gpu_sim.py --profile part1/profile-sync.csv.gz "
+                      "--out-dir DIR` predicts again from it (no model lines needed), and "
+                      "`--predicted DIR` here puts those predictions beside."]
         lines += section_ablations(a.predicted, res, label)
     text = "\n".join(lines) + "\n"
     if a.out:

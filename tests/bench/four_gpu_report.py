@@ -13,7 +13,8 @@ fake predictions folder, written here, read as folders and as the .tgz files the
 - spread, 4 GPUs: 13.3 against 28.1 ms, 2.12x;
 - predictions: CG medium 4 GPUs host_time=1 invocations 4.0 and 4.4 (median 4.2) against 3.85
   measured: 1.09, within 10%; CG large 4 GPUs 30 against 20: 1.50, flagged;
-- parts or steps missing (earliest-finish, variants) say so; a CUT step is quoted.
+- earliest-finish CG medium 4 GPUs 3.5 ms: 0.91 of minmax's, predicted 3.6 (1.03);
+- parts or steps missing (variants) say so; a CUT step is quoted.
 Also checks benchmarks/four_gpu.sh's syntax (bash -n)."""
 import json
 import os
@@ -63,6 +64,8 @@ def fixture(d):
     bad = result("jacobi", "medium", "polygpu", 4, 1.0)
     bad["valid"] = False  # an invalid result is left out, never shown
     write_json(os.path.join(p1, "four.json"), rs + [bad])
+    write_json(os.path.join(p1, "four-ef.json"),
+               [result("cg", "medium", "polygpu", 4, 3.5, policy="earliest-finish")])
     write(os.path.join(p1, "commit.txt"), "PGB_COMMIT abc1234\ngit_head 0000\ntree 1111\n")
     write(os.path.join(p1, "env.txt"), "GPU 0: NVIDIA H200 (UUID: x)\nGPU 1: NVIDIA H200 (UUID: y)\n"
           "GPU 2: NVIDIA H200 (UUID: z)\nGPU 3: NVIDIA H200 (UUID: w)\n")
@@ -92,7 +95,8 @@ def fixture(d):
           "23.0 |\n| minmax-transfer-time | 0 0 0 0 0 0 0 0 | 28.1 | 28.0 | 28.3 |\n"
           "minmax-transfer-time / earliest-finish (medians): 2.12x\n")
     write_json(os.path.join(pred, "predicted-h1-1.json"), [
-        result("cg", "medium", "polygpu", 4, 4.0), result("cg", "large", "polygpu", 4, 30)])
+        result("cg", "medium", "polygpu", 4, 4.0), result("cg", "large", "polygpu", 4, 30),
+        result("cg", "medium", "polygpu", 4, 3.6, policy="earliest-finish")])
     write_json(os.path.join(pred, "predicted-h1-2.json"), [result("cg", "medium", "polygpu", 4, 4.4)])
     write_json(os.path.join(pred, "predicted-h0.json"), [result("cg", "medium", "polygpu", 4, 3.9)])
     write_json(os.path.join(pred, "ablation-kernels-only.json"), [
@@ -127,7 +131,9 @@ def main():
         check("| Jacobi | medium |" not in text, "an invalid result is not shown")
         check("commit **abc1234**" in text, "the commit from PGB_COMMIT")
         check("CUT for time (20 s left, needs ~40 s): profile" in text, "the cut step is quoted")
-        check("Not measured (part1's `four-ef.json` missing" in text, "earliest-finish missing")
+        check("| CG | medium | 4 | 3.85 | 3.5 | 0.91 |" in text, "earliest-finish against minmax")
+        p = [l for l in text.splitlines() if l.startswith("| CG | medium | earliest-finish | 4 |")]
+        check(p and "| 3.5 | 3.6 | 1.03 |" in p[0], "earliest-finish's prediction: %s" % p)
         check("Not measured (part1's `variant-*.json` missing)" in text, "variants missing")
         tl = [l for l in text.splitlines() if l.startswith("| CG | gpu 0 |")]
         check(tl and "| 650 | 200.0 | 100.0 | 50.0 (50%) | 20.0 (20%) | 20.0 (20%) | 10.0 (10%) | 7.5 |"
@@ -144,7 +150,7 @@ def main():
         check(p and "| 3.85 | 4.2 (4–4.4) | 1.09 | 3.9 | 1.01 |" in p[0], "prediction row: %s" % p)
         p = [l for l in text.splitlines() if l.startswith("| CG | large | minmax-transfer-time | 4 |")]
         check(p and "1.67 ✗" in p[0], "a prediction off by more than 10%% is flagged: %s" % p)
-        check("1 of 2 measured configurations predicted within 10%" in text, "prediction count")
+        check("2 of 3 measured configurations predicted within 10%" in text, "prediction count")
         check("| all of those at once: the kernels alone | 3.08 (80%) |" in text,
               "the ablation row with its share of the measured time")
         # The same from the .tgz files the device returns.
