@@ -59,15 +59,19 @@ int pg__netreal_cuda_aware(void);
 
 #define MAGIC 0x70677369u /* "pgsi" */
 
+enum { K_DATA, K_ACK, K_DONE };
+
 typedef struct frame { /* what precedes every message on a socket */
     uint32_t magic;
-    int32_t src, chan, tag;
+    int32_t kind, src, chan, tag;
+    int32_t rndv; /* K_DATA: its bytes move only once the receiver matched it (K_ACK) */
+    uint64_t id;  /* a rendezvous message's number at its sender; its K_ACK and K_DONE name it */
     uint64_t bytes;
-    double arrive; /* virtual ns when its last byte reaches the receiver's node (0: no clock) */
+    double arrive; /* virtual ns when its last byte reaches the receiver (0: no clock) */
     double wire;   /* ns its bytes occupy the receiver's NIC (0: within a node) */
 } frame;
 
-typedef struct smsg { /* a message received, waiting to be matched */
+typedef struct smsg { /* a frame received, waiting to be matched */
     struct smsg *next;
     frame f;
     char data[];
@@ -78,11 +82,15 @@ typedef struct schan { /* a channel: one runtime's (pg__net) */
 } schan;
 
 typedef struct sreq { /* a request (pg__net_req); a probed message (pg__net_msg) too */
-    int recv;         /* 0: a send (complete when posted) */
+    int recv;         /* 0: a send */
     int chan, peer, tag;
     void *buf;
     size_t bytes;
-    smsg *m; /* the matched message */
+    smsg *m;           /* the matched message */
+    int acked;         /* a rendezvous receive: its K_ACK went */
+    uint64_t id;       /* a rendezvous send: its number (0: eager, complete when posted) */
+    int sent;          /* a rendezvous send: its K_DONE went */
+    struct sreq *next; /* in the rendezvous sends waiting for their K_ACK */
 } sreq;
 
 static struct {
@@ -102,7 +110,12 @@ static struct {
     smsg *head, *tail;
     double in_free; /* virtual ns when this rank's NIC has received all it was given */
     int next_chan;
-} S = {.once = PTHREAD_ONCE_INIT,
+    int ctrl_tag;     /* a tag some receive from any rank was posted on (-1: none yet) */
+    double eager;     /* bytes above which a message goes by rendezvous (1e18: never) */
+    uint64_t next_id; /* send_mu */
+    sreq *pending;    /* rendezvous sends waiting for their K_ACK (send_mu) */
+} S = {.ctrl_tag = -1,
+       .once = PTHREAD_ONCE_INIT,
        .send_mu = PTHREAD_MUTEX_INITIALIZER,
        .mu = PTHREAD_MUTEX_INITIALIZER,
        .cv = PTHREAD_COND_INITIALIZER};
@@ -134,6 +147,7 @@ static int parse_net(const char *s) {
                 {"inter_gbps", &S.inter_gbps, 0},
                 {"overhead_us", &S.o_ns, 0}};
     double nic = -1;
+    S.eager = 1e18;
     char buf[512];
     if (!s || strlen(s) >= sizeof buf) {
         snprintf(S.why, sizeof S.why, "PG_SIMNET is missing or too long");
@@ -156,10 +170,12 @@ static int parse_net(const char *s) {
             keys[i].set = 1;
         } else if (!strcmp(p, "nic_ranks") && x >= 1 && x == (int)x)
             nic = x;
+        else if (!strcmp(p, "eager_bytes"))
+            S.eager = x;
         else {
             snprintf(S.why, sizeof S.why,
                      "PG_SIMNET: unknown key or bad value '%s' (intra_us, intra_gbps, inter_us, "
-                     "inter_gbps, nic_ranks (a whole number >= 1), overhead_us)",
+                     "inter_gbps, nic_ranks (a whole number >= 1), overhead_us, eager_bytes)",
                      p);
             return -1;
         }
@@ -306,9 +322,10 @@ static void *receiver(void *unused) {
                 continue;
             frame f;
             smsg *m = NULL;
+            size_t len = 0; /* only K_DATA carries bytes; a K_ACK's bytes field is the size */
             if (read_all(fds[i].fd, &f, sizeof f) || f.magic != MAGIC ||
-                !(m = pg__malloc(sizeof *m + (f.bytes ? f.bytes : 1))) ||
-                read_all(fds[i].fd, m->data, f.bytes)) {
+                !(m = pg__malloc(sizeof *m + ((len = f.kind == K_DATA ? f.bytes : 0) ? len : 1))) ||
+                read_all(fds[i].fd, m->data, len)) {
                 pg__free(m); /* the peer ended (or sent nonsense): forget its connection */
                 close(fds[i].fd);
                 fds[i--] = fds[--n];
@@ -373,6 +390,94 @@ static int node_of(int rank) {
 
 /* ---- the transport, simulated */
 
+static double latency(int peer) {
+    return node_of(peer) == node_of(S.rank) ? S.intra_ns : S.inter_ns;
+}
+
+/* When `bytes` leaving this rank at virtual time t reach `peer`, and for how long they occupy
+ * its NIC (0 within a node). send_mu held (the NIC's queue). */
+static double transfer(int peer, double bytes, double t, double *wire) {
+    *wire = 0;
+    if (node_of(peer) == node_of(S.rank))
+        return t + S.intra_ns + bytes / S.intra_gbps; /* GB/s = bytes per ns */
+    *wire = bytes / (S.inter_gbps / S.nic_ranks);
+    double start = t > S.out_free ? t : S.out_free;
+    S.out_free = start + *wire;
+    return S.out_free + S.inter_ns;
+}
+
+static pg_status send_frame(int peer, const frame *f, const void *data) {
+    int fd = -1;
+    pg_status st = connect_peer(peer, &fd);
+    if (!st && (write_all(fd, f, sizeof *f) ||
+                (f->kind == K_DATA && f->bytes && write_all(fd, data, f->bytes))))
+        st = pg__error(PG_ERROR_IO,
+                       "simulated cluster: rank %d cannot send to rank %d (it ended?): %s", S.rank,
+                       peer, strerror(errno));
+    return st;
+}
+
+/* A sender's MPI progress: every K_ACK come in (a receiver matched one of this rank's
+ * rendezvous messages) is answered, its bytes moving from now (or the ACK's arrival, when
+ * later: a rank waiting inside these calls answers at once) and a K_DONE telling the receiver
+ * when they arrive. Called by every transport call and while one waits: a rank that makes no
+ * call (computing, or waiting for its GPU) leaves its receivers waiting, as without MPI's
+ * asynchronous progress. */
+static void progress(vclk v) {
+    pthread_mutex_lock(&S.mu);
+    smsg *acks = NULL, **tail = &acks;
+    for (smsg **pp = &S.head, *prev = NULL; *pp;) {
+        smsg *m = *pp;
+        if (m->f.kind == K_ACK) {
+            *pp = m->next;
+            if (S.tail == m)
+                S.tail = prev;
+            m->next = NULL;
+            *tail = m;
+            tail = &m->next;
+        } else {
+            prev = m;
+            pp = &m->next;
+        }
+    }
+    pthread_mutex_unlock(&S.mu);
+    if (!acks)
+        return;
+    pthread_mutex_lock(&S.send_mu);
+    for (smsg *a = acks, *next; a; a = next) {
+        next = a->next;
+        frame d = {MAGIC, K_DONE, S.rank, -1, 0, 0, a->f.id, a->f.bytes, 0, 0};
+        if (v.ops && a->f.arrive > 0) {
+            double t = v.ops->now(v.ctx);
+            if (a->f.arrive > t)
+                t = a->f.arrive;
+            d.arrive = transfer(a->f.src, (double)a->f.bytes + sizeof d, t, &d.wire);
+        }
+        if (send_frame(a->f.src, &d, NULL))
+            pg__error_clear(); /* the receiver is gone: its rank reports it */
+        for (sreq **pp = &S.pending; *pp; pp = &(*pp)->next)
+            if ((*pp)->id == a->f.id) {
+                (*pp)->sent = 1;
+                *pp = (*pp)->next;
+                break;
+            }
+        pg__free(a);
+    }
+    pthread_mutex_unlock(&S.send_mu);
+}
+
+/* Wait (real time, up to 5 ms; mu held) for a new frame. 0: one may have come. */
+static int wait_frame(void) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 5000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    return pthread_cond_timedwait(&S.cv, &S.mu, &until);
+}
+
 static pg_status s_isend(pg__net *n, const void *buf, size_t bytes, int peer, int tag,
                          pg__net_req **out) {
     const schan *c = (const schan *)n;
@@ -382,17 +487,21 @@ static pg_status s_isend(pg__net *n, const void *buf, size_t bytes, int peer, in
     if (!r)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     vclk v = vc_enter();
-    frame f = {MAGIC, S.rank, c->chan, tag, bytes, 0, 0};
+    progress(v);
+    frame f = {MAGIC, K_DATA, S.rank, c->chan, tag, 0, 0, bytes, 0, 0};
     pthread_mutex_lock(&S.send_mu);
-    if (v.ops) {
-        double t = v.ops->now(v.ctx), b = (double)bytes + sizeof f;
-        if (node_of(peer) == node_of(S.rank))
-            f.arrive = t + S.intra_ns + b / S.intra_gbps; /* GB/s = bytes per ns */
-        else {
-            f.wire = b / (S.inter_gbps / S.nic_ranks);
-            double start = t > S.out_free ? t : S.out_free;
-            S.out_free = start + f.wire;
-            f.arrive = S.out_free + S.inter_ns;
+    if (v.ops && tag != S.ctrl_tag) {
+        double t = v.ops->now(v.ctx);
+        if ((double)bytes > S.eager && peer != S.rank) {
+            /* Rendezvous: the header goes now, the bytes when the receiver has matched it and
+             * this rank's MPI answers (progress). */
+            f.rndv = 1;
+            f.id = r->id = ++S.next_id;
+            f.arrive = t + latency(peer);
+            r->next = S.pending;
+            S.pending = r;
+        } else {
+            f.arrive = transfer(peer, (double)bytes + sizeof f, t, &f.wire);
         }
         v.ops->advance_to(v.ctx, t + S.o_ns);
     }
@@ -409,13 +518,14 @@ static pg_status s_isend(pg__net *n, const void *buf, size_t bytes, int peer, in
         if (m)
             deliver(m);
     } else {
-        int fd = -1;
-        st = connect_peer(peer, &fd);
-        if (!st && (write_all(fd, &f, sizeof f) || write_all(fd, buf, bytes)))
-            st = pg__error(PG_ERROR_IO,
-                           "simulated cluster: rank %d cannot send to rank %d (it "
-                           "ended?): %s",
-                           S.rank, peer, strerror(errno));
+        st = send_frame(peer, &f, buf);
+        if (st && r->id) { /* never acknowledged: out of the pending list */
+            for (sreq **pp = &S.pending; *pp; pp = &(*pp)->next)
+                if (*pp == r) {
+                    *pp = r->next;
+                    break;
+                }
+        }
         pthread_mutex_unlock(&S.send_mu);
     }
     vc_leave(v);
@@ -423,15 +533,30 @@ static pg_status s_isend(pg__net *n, const void *buf, size_t bytes, int peer, in
         pg__free(r);
         return st;
     }
-    *out = (pg__net_req *)r; /* complete: the bytes are on their way */
+    *out = (pg__net_req *)r; /* eager: complete; rendezvous: when the receiver's K_ACK came */
     return PG_OK;
 }
 
-/* The first message of the inbox for chan from peer (-1: any) with tag, taken out. mu held. */
+/* The first K_DATA of the inbox for chan from peer (-1: any) with tag, taken out. mu held. */
 static smsg *take(int chan, int peer, int tag) {
     for (smsg **pp = &S.head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
         smsg *m = *pp;
-        if (m->f.chan == chan && m->f.tag == tag && (peer < 0 || m->f.src == peer)) {
+        if (m->f.kind == K_DATA && m->f.chan == chan && m->f.tag == tag &&
+            (peer < 0 || m->f.src == peer)) {
+            *pp = m->next;
+            if (S.tail == m)
+                S.tail = prev;
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* The K_DONE from src for its message id, taken out. mu held. */
+static smsg *take_done(int src, uint64_t id) {
+    for (smsg **pp = &S.head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
+        smsg *m = *pp;
+        if (m->f.kind == K_DONE && m->f.src == src && m->f.id == id) {
             *pp = m->next;
             if (S.tail == m)
                 S.tail = prev;
@@ -446,21 +571,28 @@ static pg_status s_irecv(pg__net *n, void *buf, size_t bytes, int peer, int tag,
     sreq *r = pg__calloc(1, sizeof *r);
     if (!r)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    *r = (sreq){1, ((const schan *)n)->chan, peer, tag, buf, bytes, NULL};
+    r->recv = 1;
+    r->chan = ((const schan *)n)->chan;
+    r->peer = peer;
+    r->tag = tag;
+    r->buf = buf;
+    r->bytes = bytes;
+    if (peer < 0)
+        S.ctrl_tag = tag;
     *out = (pg__net_req *)r;
     return PG_OK;
 }
 
-/* A receive completes: its rank's clock moves to the message's arrival (through its NIC, in the
+/* A receive completes: its rank's clock moves to the bytes' arrival (through its NIC, in the
  * order this rank receives), plus the call's overhead. */
-static void arrived(vclk v, const smsg *m) {
-    if (!v.ops || m->f.arrive <= 0)
+static void arrived(vclk v, const frame *f) {
+    if (!v.ops || f->arrive <= 0)
         return;
     pthread_mutex_lock(&S.mu);
-    double done = m->f.arrive;
-    if (m->f.wire > 0) {
-        if (S.in_free + m->f.wire > done)
-            done = S.in_free + m->f.wire;
+    double done = f->arrive;
+    if (f->wire > 0) {
+        if (S.in_free + f->wire > done)
+            done = S.in_free + f->wire;
         S.in_free = done;
     }
     pthread_mutex_unlock(&S.mu);
@@ -468,34 +600,79 @@ static void arrived(vclk v, const smsg *m) {
     v.ops->advance_to(v.ctx, (t > done ? t : done) + S.o_ns);
 }
 
+/* A rendezvous receive matched: tell the sender (once), then wait a little (real time, not
+ * counted) for its K_DONE, answering this rank's own K_ACKs meanwhile (two ranks receiving
+ * from each other). NULL: not yet. */
+static smsg *rendezvous(vclk v, sreq *r) {
+    if (!r->acked) {
+        frame a = {MAGIC, K_ACK, S.rank, -1, 0, 0, r->m->f.id, r->m->f.bytes, 0, 0};
+        if (v.ops && r->m->f.arrive > 0) {
+            double t = v.ops->now(v.ctx);
+            a.arrive = (t > r->m->f.arrive ? t : r->m->f.arrive) + latency(r->m->f.src);
+        }
+        pthread_mutex_lock(&S.send_mu);
+        if (send_frame(r->m->f.src, &a, NULL))
+            pg__error_clear(); /* the sender is gone: its rank reports it */
+        pthread_mutex_unlock(&S.send_mu);
+        r->acked = 1;
+    }
+    smsg *d = NULL;
+    for (int round = 0; !d && round < 2; round++) {
+        progress(v);
+        pthread_mutex_lock(&S.mu);
+        if (!(d = take_done(r->m->f.src, r->m->f.id)) && !round)
+            (void)wait_frame();
+        pthread_mutex_unlock(&S.mu);
+    }
+    return d;
+}
+
 static pg_status s_test(pg__net_req *req, int *done) {
     sreq *r = (sreq *)req;
     *done = 0;
     if (!r->recv) {
+        if (r->id) { /* rendezvous: complete once its K_ACK was answered */
+            vclk v = vc_enter();
+            progress(v);
+            vc_leave(v);
+            pthread_mutex_lock(&S.send_mu);
+            int sent = r->sent;
+            pthread_mutex_unlock(&S.send_mu);
+            if (!sent)
+                return PG_OK;
+        }
         pg__free(r);
         *done = 1;
         return PG_OK;
     }
+    vclk v = vc_enter();
+    progress(v);
     if (!r->m) {
         pthread_mutex_lock(&S.mu);
         r->m = take(r->chan, r->peer, r->tag);
         pthread_mutex_unlock(&S.mu);
-        if (!r->m)
+        if (!r->m) {
+            vc_leave(v);
             return PG_OK;
+        }
     }
     pg_status st = PG_OK;
+    smsg *d = NULL;
     if (r->m->f.bytes > r->bytes && r->buf)
         st = pg__error(PG_ERROR_IO,
                        "simulated cluster: a message of %llu bytes from rank %d for a receive of "
                        "%zu bytes (truncated)",
                        (unsigned long long)r->m->f.bytes, r->m->f.src, r->bytes);
-    else {
-        vclk v = vc_enter();
+    else if (r->m->f.rndv && !(d = rendezvous(v, r))) {
+        vc_leave(v);
+        return PG_OK;
+    } else {
         if (r->buf)
             memcpy(r->buf, r->m->data, r->m->f.bytes);
-        arrived(v, r->m);
-        vc_leave(v);
+        arrived(v, d ? &d->f : &r->m->f);
     }
+    vc_leave(v);
+    pg__free(d);
     pg__free(r->m);
     pg__free(r);
     *done = 1;
@@ -503,7 +680,8 @@ static pg_status s_test(pg__net_req *req, int *done) {
 }
 
 /* A probe that finds nothing waits a little for a message (up to 5 ms, real time, not counted):
- * the receiving rank is blocked at its program point, and a peer process may not have run yet. */
+ * the receiving rank is blocked at its program point, and a peer process may not have run yet.
+ * It answers this rank's K_ACKs meanwhile. */
 static pg_status s_improbe(pg__net *n, int peer, int tag, int *found, size_t *bytes,
                            pg__net_msg **msg) {
     int chan = ((const schan *)n)->chan;
@@ -511,25 +689,26 @@ static pg_status s_improbe(pg__net *n, int peer, int tag, int *found, size_t *by
     if (!r)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     vclk v = vc_enter();
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 5000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
+    smsg *m = NULL;
+    for (int round = 0; !m && round < 2; round++) {
+        progress(v);
+        pthread_mutex_lock(&S.mu);
+        if (!(m = take(chan, peer, tag)) && !round)
+            (void)wait_frame();
+        pthread_mutex_unlock(&S.mu);
     }
-    pthread_mutex_lock(&S.mu);
-    smsg *m;
-    while (!(m = take(chan, peer, tag)) && pthread_cond_timedwait(&S.cv, &S.mu, &until) == 0)
-        ;
-    pthread_mutex_unlock(&S.mu);
     vc_leave(v);
     *found = m != NULL;
     if (!m) {
         pg__free(r);
         return PG_OK;
     }
-    *r = (sreq){1, chan, m->f.src, tag, NULL, (size_t)m->f.bytes, m};
+    r->recv = 1;
+    r->chan = chan;
+    r->peer = m->f.src;
+    r->tag = tag;
+    r->bytes = (size_t)m->f.bytes;
+    r->m = m;
     *bytes = (size_t)m->f.bytes;
     *msg = (pg__net_msg *)r;
     return PG_OK;
@@ -545,10 +724,19 @@ static pg_status s_imrecv(pg__net_msg *msg, void *buf, size_t bytes, pg__net_req
 
 static void s_cancel(pg__net_req *req) {
     sreq *r = (sreq *)req;
-    if (r) {
-        pg__free(r->m);
-        pg__free(r);
+    if (!r)
+        return;
+    if (!r->recv && r->id) { /* a send never acknowledged: out of the pending list */
+        pthread_mutex_lock(&S.send_mu);
+        for (sreq **pp = &S.pending; *pp; pp = &(*pp)->next)
+            if (*pp == r) {
+                *pp = r->next;
+                break;
+            }
+        pthread_mutex_unlock(&S.send_mu);
     }
+    pg__free(r->m);
+    pg__free(r);
 }
 
 /* ---- the doors: simulated or real */

@@ -38,7 +38,8 @@ PRESETS = os.path.join(ROOT, "devices", "sim", "presets")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import sim_topo  # noqa: E402  (benchmarks/sim_topo.py: a machine's first N GPUs)
 
-NET_KEYS = ("intra_us", "intra_gbps", "inter_us", "inter_gbps", "nic_ranks", "overhead_us")
+NET_KEYS = ("intra_us", "intra_gbps", "inter_us", "inter_gbps", "nic_ranks", "overhead_us",
+            "eager_bytes")
 
 
 def cluster_path(name):
@@ -122,6 +123,12 @@ def main(argv=None):
     # Short: a Unix socket's path holds ~100 characters.
     tmp = tempfile.mkdtemp(prefix="pgsc", dir="/tmp")
     procs = []
+
+    def stop(signum, frame):  # ended by a signal: end the ranks too (the finally below)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
     try:
         machine, gpus = c["node"]
         topo = os.path.join(tmp, "node.topo")
@@ -161,6 +168,8 @@ def main(argv=None):
                 status = 124
                 break
             time.sleep(0.02)
+        return status
+    finally:
         for p in procs:  # only our own children, by their ids
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -170,8 +179,6 @@ def main(argv=None):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        return status
-    finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
