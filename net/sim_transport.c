@@ -73,6 +73,7 @@ typedef struct frame { /* what precedes every message on a socket */
 
 typedef struct smsg { /* a frame received, waiting to be matched */
     struct smsg *next;
+    uint64_t seen_ns; /* real time it came (CLOCK_MONOTONIC) */
     frame f;
     char data[];
 } smsg;
@@ -284,7 +285,14 @@ static int write_all(int fd, const void *p, size_t n) {
     return 0;
 }
 
+static uint64_t real_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void deliver(smsg *m) {
+    m->seen_ns = real_ns();
     pthread_mutex_lock(&S.mu);
     m->next = NULL;
     if (S.tail)
@@ -372,16 +380,60 @@ typedef struct vclk {
     void *ctx;
 } vclk;
 
+/* The virtual times this rank spent inside transport calls ("in MPI"), oldest first: a
+ * rendezvous message's sender answers the receiver's K_ACK at its first moment in MPI at or
+ * after the ACK's arrival, found here whenever the ACK physically comes (its process may have
+ * run ahead, or not yet got there): the answer is the same whatever order the processes run in. */
+#define HIST 65536
+static struct { double t0, t1; } hist[HIST];
+static uint64_t nhist; /* send_mu */
+static double call_t0; /* the current call's start (virtual ns) */
+static int in_call;
+
 static vclk vc_enter(void) {
     vclk v = {NULL, NULL};
-    if (pg__vclock_get(&v.ops, &v.ctx))
+    if (pg__vclock_get(&v.ops, &v.ctx)) {
         v.ops->enter(v.ctx);
+        if (!in_call++)
+            call_t0 = v.ops->now(v.ctx);
+    }
     return v;
 }
 
 static void vc_leave(vclk v) {
-    if (v.ops)
-        v.ops->leave(v.ctx);
+    if (!v.ops)
+        return;
+    if (!--in_call) {
+        pthread_mutex_lock(&S.send_mu);
+        hist[nhist % HIST].t0 = call_t0;
+        hist[nhist % HIST].t1 = v.ops->now(v.ctx);
+        nhist++;
+        pthread_mutex_unlock(&S.send_mu);
+    }
+    v.ops->leave(v.ctx);
+}
+
+/* When this rank answers an ACK arriving at ta (send_mu held): at its first time in MPI at or
+ * after ta; -1 while it has not yet been in MPI since ta. `blocked`: the rank is waiting inside
+ * a receive, in MPI from the call's start until a message comes; taken to last past ta (the
+ * waited-for message comes after the ACK when its sender is the one waiting for the answer). */
+static double answer_time(vclk v, double ta, int blocked) {
+    uint64_t lo = nhist > HIST ? nhist - HIST : 0, hi = nhist;
+    while (lo < hi) { /* the first interval ending at or after ta (their ends never decrease) */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (hist[mid % HIST].t1 < ta)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < nhist) {
+        double t0 = hist[lo % HIST].t0;
+        return t0 > ta ? t0 : ta;
+    }
+    double now = v.ops->now(v.ctx);
+    if (in_call && (now >= ta || blocked))
+        return call_t0 > ta ? call_t0 : ta;
+    return -1;
 }
 
 static int node_of(int rank) {
@@ -418,12 +470,14 @@ static pg_status send_frame(int peer, const frame *f, const void *data) {
 }
 
 /* A sender's MPI progress: every K_ACK come in (a receiver matched one of this rank's
- * rendezvous messages) is answered, its bytes moving from now (or the ACK's arrival, when
- * later: a rank waiting inside these calls answers at once) and a K_DONE telling the receiver
- * when they arrive. Called by every transport call and while one waits: a rank that makes no
- * call (computing, or waiting for its GPU) leaves its receivers waiting, as without MPI's
- * asynchronous progress. */
-static void progress(vclk v) {
+ * rendezvous messages) is answered at this rank's first time in MPI from the ACK's arrival on
+ * (answer_time), its bytes moving from then and a K_DONE telling the receiver when they arrive;
+ * an ACK that arrives (in virtual time) after this rank's clock waits for a later call. Called
+ * by every transport call and while one waits: a rank that makes no call (computing, or waiting
+ * for its GPU) leaves its receivers waiting, as MPI without asynchronous progress does. */
+static smsg *deferred; /* ACKs not yet answered (send_mu) */
+
+static void progress(vclk v, int blocked) {
     pthread_mutex_lock(&S.mu);
     smsg *acks = NULL, **tail = &acks;
     for (smsg **pp = &S.head, *prev = NULL; *pp;) {
@@ -441,16 +495,21 @@ static void progress(vclk v) {
         }
     }
     pthread_mutex_unlock(&S.mu);
-    if (!acks)
-        return;
     pthread_mutex_lock(&S.send_mu);
+    *tail = deferred;
+    deferred = NULL;
     for (smsg *a = acks, *next; a; a = next) {
         next = a->next;
         frame d = {MAGIC, K_DONE, S.rank, -1, 0, 0, a->f.id, a->f.bytes, 0, 0};
         if (v.ops && a->f.arrive > 0) {
-            double t = v.ops->now(v.ctx);
-            if (a->f.arrive > t)
-                t = a->f.arrive;
+            /* An ACK unanswered for 20 ms of real time: this rank is waiting in MPI without a
+             * receive (its close waits for its peers), not computing. */
+            double t = answer_time(v, a->f.arrive, blocked || real_ns() - a->seen_ns > 20000000);
+            if (t < 0) { /* not yet in MPI since it arrived: later */
+                a->next = deferred;
+                deferred = a;
+                continue;
+            }
             d.arrive = transfer(a->f.src, (double)a->f.bytes + sizeof d, t, &d.wire);
         }
         if (send_frame(a->f.src, &d, NULL))
@@ -487,7 +546,7 @@ static pg_status s_isend(pg__net *n, const void *buf, size_t bytes, int peer, in
     if (!r)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     vclk v = vc_enter();
-    progress(v);
+    progress(v, 0);
     frame f = {MAGIC, K_DATA, S.rank, c->chan, tag, 0, 0, bytes, 0, 0};
     pthread_mutex_lock(&S.send_mu);
     if (v.ops && tag != S.ctrl_tag) {
@@ -618,7 +677,7 @@ static smsg *rendezvous(vclk v, sreq *r) {
     }
     smsg *d = NULL;
     for (int round = 0; !d && round < 2; round++) {
-        progress(v);
+        progress(v, 1);
         pthread_mutex_lock(&S.mu);
         if (!(d = take_done(r->m->f.src, r->m->f.id)) && !round)
             (void)wait_frame();
@@ -633,7 +692,7 @@ static pg_status s_test(pg__net_req *req, int *done) {
     if (!r->recv) {
         if (r->id) { /* rendezvous: complete once its K_ACK was answered */
             vclk v = vc_enter();
-            progress(v);
+            progress(v, 0);
             vc_leave(v);
             pthread_mutex_lock(&S.send_mu);
             int sent = r->sent;
@@ -646,7 +705,7 @@ static pg_status s_test(pg__net_req *req, int *done) {
         return PG_OK;
     }
     vclk v = vc_enter();
-    progress(v);
+    progress(v, 0);
     if (!r->m) {
         pthread_mutex_lock(&S.mu);
         r->m = take(r->chan, r->peer, r->tag);
@@ -691,7 +750,7 @@ static pg_status s_improbe(pg__net *n, int peer, int tag, int *found, size_t *by
     vclk v = vc_enter();
     smsg *m = NULL;
     for (int round = 0; !m && round < 2; round++) {
-        progress(v);
+        progress(v, 1);
         pthread_mutex_lock(&S.mu);
         if (!(m = take(chan, peer, tag)) && !round)
             (void)wait_frame();
