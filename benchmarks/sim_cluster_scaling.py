@@ -23,6 +23,7 @@ DIR/SIMULATED-validation.md beside the measured figures
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -90,6 +91,13 @@ def run_one(a, cluster, bench, ranks, extra, env):
     return d
 
 
+def capacity(cluster):
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import sim_cluster  # noqa: E402  (tools/sim_cluster.py)
+    c = sim_cluster.read_cluster(cluster)
+    return c["nodes"] * c["ranks_per_node"]
+
+
 def last_points(path):
     pts = {}
     if os.path.exists(path):
@@ -149,8 +157,7 @@ def validate(a, env):
                     f.write(json.dumps(d) + "\n")
                 got.append(d["s_per_iter"])
             rows.append((bench, ranks, sorted(got)[len(got) // 2], meas[(bench, ranks)],
-                         d["command"].replace("--host-time " + str(d["host_time"]) + " ",
-                                              "--host-time H ") , got))
+                         re.sub(r"--host-time \S+", "--host-time H", d["command"]), got))
     with open(os.path.join(a.out_dir, "SIMULATED-validation.md"), "w", encoding="utf-8") as f:
         f.write("# SIMULATED vs measured: 1 and 2 ranks x 1 H200 (cluster h200x8-ndr, node 0)\n\n")
         f.write("Median of %d launches (each: 1 warm-up, %d timed runs; host_time from the probe "
@@ -176,8 +183,10 @@ def main(argv=None):
     ap.add_argument("--clusters", default="h200x8-ndr,dgx-a100x4,pcie4x16")
     ap.add_argument("--ranks", default="1,2,4,8,16,32,64")
     ap.add_argument("--bench", default="cg,jacobi")
-    ap.add_argument("--cg-iterations", default="10", help="CG iterations in the scaling runs")
-    ap.add_argument("--jacobi-sweeps", default="20", help="Jacobi sweeps in the scaling runs")
+    ap.add_argument("--cg-iterations", default="25", help="CG iterations in the scaling runs "
+                    "(default: the measured runs')")
+    ap.add_argument("--jacobi-sweeps", default="100", help="Jacobi sweeps in the scaling runs "
+                    "(default: the measured runs')")
     ap.add_argument("--repeats", type=int, default=1, help="timed runs (after 1 warm-up)")
     ap.add_argument("--profile", default=os.path.join(
         HERE, "results", "2026-11-28-sim-cluster-scaling", "profile.csv"))
@@ -197,6 +206,9 @@ def main(argv=None):
     for cluster in a.clusters.split(","):
         for bench in a.bench.split(","):
             for ranks in (int(x) for x in a.ranks.split(",")):
+                if ranks > capacity(cluster):
+                    print("%s has %d GPUs: no %d-rank point" % (cluster, capacity(cluster), ranks))
+                    continue
                 size = (["--size", "large", "--iterations", a.cg_iterations] if bench == "cg" else
                         ["--n", "16384", "--iterations", a.jacobi_sweeps])
                 # cg_dist.py's update kernels take the partial sums whole: 2 x parts + 5 pieces
