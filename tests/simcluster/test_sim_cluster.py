@@ -8,7 +8,9 @@ net/sim_transport.c): 2 nodes x 2 ranks, each rank with one simulated H200 compu
   NumPy check on 4 simulated ranks;
 - times: a slower network between the nodes is never faster, a faster one never slower, and
   with 1 ms of latency between the nodes the 6 sweeps (each needs a row from the other node,
-  made by the sweep before) take at least 6 ms of virtual time.
+  made by the sweep before) take at least 6 ms of virtual time;
+- bad input: unknown host_clock= / reads= values and a bad PG_SIMNET are refused, naming them;
+  compute=none refuses reading what devices made unless reads=any.
 
     PYTHONPATH=build/bindings/python python3 tests/simcluster/test_sim_cluster.py"""
 import json
@@ -54,7 +56,54 @@ def cluster_run(path, net, prog_args, ranks=4):
     return lines_of(p, " ".join(cmd[2:]) + " -- " + " ".join(prog_args[1:]))
 
 
+BAD_INPUT = r"""
+import os, sys
+import numpy as np
+import polygpu as pg
+def refused(devices, words):
+    try:
+        pg.Runtime(devices=devices).close()
+    except pg.ArgumentError as e:
+        assert all(w in str(e) for w in words), str(e)
+        return
+    raise AssertionError("accepted: " + devices)
+refused("sim:h200x1,host_clock=sundial", ["host_clock", "sundial"])
+refused("sim:h200x1,reads=maybe", ["reads", "maybe"])
+SRC = 'extern "C" __global__ void one(float *y, int n) { int i = threadIdx.x; if (i < n) y[i] = 1.0f; }'
+for reads, ok in (("checked", False), ("any", True)):
+    with pg.Runtime(devices="sim:h200x1,compute=none,host_time=0,reads=" + reads) as rt:
+        y = rt.array("float32", 32)
+        rt.kernel(SRC, "one")(1, 32)(y, 32)
+        try:
+            np.asarray(y)
+            got = True
+        except pg.UnsupportedError:
+            got = False
+        assert got == ok, (reads, got)
+print("bad input refused")
+"""
+
+
+def bad_input():
+    """Options and the network description: bad values are refused with a message naming them
+    (and the runtime is not opened); reads=any lets compute=none read what it did not compute."""
+    p = subprocess.run([PY, "-c", BAD_INPUT], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0 and "bad input refused" in p.stdout,
+          "bad sim options refused by name; reads=any reads, reads=checked refuses%s" %
+          ("" if not p.returncode else ": " + p.stderr[-800:]))
+    env = dict(os.environ, PG_SIMNET_DIR=tempfile.gettempdir(), PG_SIMNET_SIZE="2",
+               PG_SIMNET_RANK="0", PG_SIMNET_NODE_RANKS="2",
+               PG_SIMNET="intra_us=fast,intra_gbps=8,inter_us=1,inter_gbps=1,nic_ranks=1,"
+                         "overhead_us=0")
+    code = ("import polygpu as pg\ntry:\n    pg.Runtime(devices='sim:h200x1')\nexcept pg.Error as e:\n"
+            "    print('refused:', e)\n")
+    p = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    check("refused:" in p.stdout and "PG_SIMNET" in p.stdout and "intra_us=fast" in p.stdout,
+          "a bad PG_SIMNET is refused naming it (%s)" % (p.stdout.strip() or p.stderr[-300:]))
+
+
 def main():
+    bad_input()
     args = [PY, PROG, "64", str(SWEEPS), "8"]
     env = dict(os.environ, PG_DEVICES="sim:h200x1,host_time=0")
     one = lines_of(subprocess.run(args, capture_output=True, text=True, env=env, timeout=120),
