@@ -3,6 +3,7 @@
  * or when one of its inputs came from a failed computation; failures travel with the data, not
  * along every edge, so a writer that only had to wait for a failed reader is unaffected. */
 #include "core/internal.h"
+#include "core/share.h"
 #include "core/phases.h"
 #include "core/power.h"
 
@@ -139,7 +140,8 @@ static void describe(pg__runtime *rt, const pg__comp *c, const char *what, char 
     char where[48] = "the host";
     if (c->device >= 0 && c->device < rt->ndev)
         snprintf(where, sizeof where, "%s %d",
-                 rt->dev[c->device].info.kind == PG_DEVICE_CPU ? "CPU device" : "GPU", c->device);
+                 rt->dev[c->device].info.device_class == PG_CLASS_CPU ? "CPU device" : "GPU",
+                 c->device);
     unsigned long long id = (unsigned long long)c->id;
     if (c->kind == PG__KERNEL)
         snprintf(out, cap, "%s '%s' (computation #%llu) failed on %s: %s",
@@ -206,6 +208,8 @@ static void finish(pg__runtime *rt, pg__comp *c) {
     if (c->device >= 0 && rt->dev[c->device].inflight > 0)
         rt->dev[c->device].inflight--;
     pg__models_queue_done(rt, c);
+    if (c->device >= 0 && c->device < rt->ndev)
+        pg__share_load(rt, c->device);
     release_work(rt, c);
 }
 

@@ -19,6 +19,7 @@
 #define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
 #define PG__MODEL_KEEP 32  /* samples a performance model keeps per bucket (core/models.c) */
 #define PG__MODEL_CLASSES PG_MAX_DEVICES /* device classes: at most one per device */
+#define PG__ATTACH_MAX 16 /* keys pg_runtime_attach keeps per runtime (libraries on the API) */
 
 typedef struct pg__runtime pg__runtime;
 typedef struct pg__array pg__array;
@@ -145,7 +146,7 @@ struct pg__comp {
     size_t shared_mem;
     uint32_t fits;   /* bit d: device d's limits allow this launch (placement looks only there) */
     int copy_inputs; /* its input copies go to the device's copy stream, as with the prefetch
-                        option (the tiled GEMM's tiles: fetches in issue order, core/gemm.c) */
+                        option (PG_LAUNCH_PREFETCH: the tiled GEMM's tiles fetch in issue order) */
     int nslots;
     uint64_t *slots;
     int8_t *slot_arg; /* per parameter: index into args, or -1 for a scalar */
@@ -280,7 +281,12 @@ struct pg__kernel {
     /* core/split.c: its signature says what each block writes of every array it writes
      * (splittable); split: 1 auto, 0 off, 2 on (pg_kernel_split), -1 the runtime's option */
     int splittable, split;
+    /* The last split of a launch of it (core/split.c): the grid's blocks and devices it was
+     * for, and its bounds, kept while the devices' throughputs say about the same. */
+    uint64_t split_nblocks, split_lo[PG_MAX_DEVICES + 1];
+    uint32_t split_devs;
     pg_task_impls impls;
+    uint32_t where; /* the devices its where= allows (pg_kernel_new_where); 0: every one */
 };
 
 /* ---- streams (per device, in creation order) */
@@ -307,6 +313,7 @@ typedef struct pg__limits {
 typedef struct pg__device {
     pg_device_info info;
     pg__limits limits; /* from info, at runtime creation (core/limits.c) */
+    const struct pg__backend_entry *entry; /* its backend's registration (devices/registry.h) */
     int nstreams;
     pg__stream *streams[PG__MAX_STREAMS];
     pg__stream *copy_stream; /* prefetch: input copies go here */
@@ -351,6 +358,7 @@ typedef struct pg__options_resolved {
     double power_limit;           /* watts per node the chosen devices may draw; 0: none */
     enum { PG__RANKS_AUTO, PG__RANKS_MPI, PG__RANKS_OFF } ranks; /* option ranks */
     int split; /* option split: 1 auto, 0 off */
+    int share; /* option share: 1 node, 0 off (core/share.c) */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -413,13 +421,19 @@ struct pg__runtime {
     char model_class[PG__MODEL_CLASSES][128]; /* device classes: the devices' names */
     int nmodel_class;
     int dev_model_class[PG_MAX_DEVICES];
-    /* the tiled GEMM's tile tasks (core/gemm.c), made on first use: f32, f64, out f32, out f64 */
-    pg_kernel *gemm_tasks[4];
+    /* state libraries keep per runtime (pg_runtime_attach: linalg/'s tile tasks) */
+    struct {
+        const void *key;
+        void *value;
+        void (*release)(void *value);
+    } attached[PG__ATTACH_MAX];
+    int nattached;
     /* power and energy per device (core/power.c), owned */
     pg__power *power;
     /* the ranks of a distributed run (core/ranks.c); NULL single-process, so that the launch
      * path pays one predictable branch for them */
     pg__ranks *ranks;
+    struct pg__node *node; /* the node this runtime shares (core/share.c); NULL: alone */
     int rank, nranks; /* 0 and 1 single-process */
     /* check=bounds: view parameters' own buffers, freed once their launch is done (bounds.c) */
     struct pg__staging *staging;
@@ -492,6 +506,9 @@ int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_
 /* c's duration on dev: the model's prediction when calibrated, else a cold estimate from its
  * threads (a task: its argument bytes) and the device's throughput class. Never 0. */
 uint64_t pg__models_estimate_ns(pg__runtime *rt, const pg__comp *c, int dev);
+/* The device's throughput class measured at start-up (simple threads per second), for weighing
+ * devices before the models know a kernel. */
+double pg__models_cold_rate(const pg__runtime *rt, int dev);
 /* The devices' queued work: c's predicted and estimated durations are added to its device's
  * queued_ns and backlog_ns when it is issued there, and removed when it is seen finished. */
 void pg__models_queue_add(pg__runtime *rt, pg__comp *c, int dev);
@@ -610,15 +627,6 @@ pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out);
  * nslots parameter slots, one more slot per parameter: the array's element count (0: scalar). */
 /* The devices task k may run on (a kind with an implementation); none: PG_ERROR_ARGUMENT. */
 pg_status pg__task_fits(const pg__runtime *rt, const pg__kernel *k, uint32_t *mask);
-/* The GEMM rate of device dev's class for dtype dt (core/gemm_rates.c): known in the process,
- * else from <cache_dir>/models/gemm-rates.csv, else measured now on dev (waits for the
- * runtime's work: pg_runtime_sync) and cached. Without the lock. */
-pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, double *overhead_s);
-/* pg_kernel_launch (grid and block 1) placed on `device` only, as the tiled GEMM assigns its
- * tiles (core/gemm.c), its input copies on the device's copy stream with copy_inputs;
- * PG_ERROR_ARGUMENT when the kernel cannot run there. Public entry: takes the lock itself. */
-pg_status pg__kernel_launch_on(pg_kernel *k, int device, const pg_arg *args, int nargs,
-                               int copy_inputs);
 /* Enqueue task computation c (slots filled with s's buffers) on s through the backend's call. */
 pg_status pg__task_issue(pg__runtime *rt, pg__comp *c, pg__stream *s);
 
@@ -635,6 +643,9 @@ pg_status pg__stream_new(pg__runtime *rt, int dev, pg__stream **out);
 /* dev's copy stream (prefetch: input copies go there), created on first use. */
 pg_status pg__stream_copy(pg__runtime *rt, int dev, pg__stream **out);
 int pg__stream_busy(pg__runtime *rt, pg__stream *s);
+/* pg__stream_busy in a sweep over several streams: *now (0 at first) is the clock, read at most
+ * once for the sweep. */
+int pg__stream_busy_at(pg__runtime *rt, pg__stream *s, uint64_t *now);
 /* The first stream of dev with no unfinished work, or NULL. */
 pg__stream *pg__stream_idle(pg__runtime *rt, int dev);
 /* A new stream on dev, or past PG__MAX_STREAMS the least recently used one. */
@@ -750,6 +761,9 @@ pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__
                           pg__comp **inline_buf, int inline_cap);
 /* Record c in each array's history (after c was accepted). */
 pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c);
+/* Drop from a's history the readers known to be done (they order nothing any more); asks no
+ * device. */
+void pg__dag_drop_done(pg__runtime *rt, pg__array *a);
 void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array freed) */
 /* ---- what core tells the record of recent computations (core/observe.c, over dag/record.h) */
 /* ---- chunked outputs (core/chunks.c) */

@@ -202,9 +202,13 @@ int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_
 
 static double threads_per_s(const pg_device_info *in) {
     double units = in->multiprocessors > 0 ? in->multiprocessors : 1;
-    if (in->kind == PG_DEVICE_CUDA)
+    if (in->device_class == PG_CLASS_GPU)
         return units * (in->clock_khz ? in->clock_khz * 1e3 : COLD_GPU_CLOCK_HZ);
     return units * 1e9 / COLD_CPU_THREAD_NS;
+}
+
+double pg__models_cold_rate(const pg__runtime *rt, int dev) {
+    return dev >= 0 && dev < rt->ndev ? threads_per_s(&rt->dev[dev].info) : 0;
 }
 
 uint64_t pg__models_estimate_ns(pg__runtime *rt, const pg__comp *c, int dev) {
@@ -332,7 +336,7 @@ void pg__models_load(pg__runtime *rt) {
         const pg_device_info *in = &rt->dev[d].info;
         char name[128];
         /* A CPU device's name carries its index: the class is its thread count. */
-        if (in->kind == PG_DEVICE_CPU)
+        if (in->device_class == PG_CLASS_CPU)
             snprintf(name, sizeof name, "CPU device (%d thread%s)", in->multiprocessors,
                      in->multiprocessors == 1 ? "" : "s");
         else
@@ -480,4 +484,64 @@ pg_status pg_runtime_model_sample(pg_runtime *h, const char *kernel, int device,
         pg__models_sample(rt, kernel, device, bytes, ns);
     pg__leave(rt);
     return st;
+}
+
+/* ---- for libraries on the API (linalg/) */
+
+static pg__runtime *enter_device(pg_runtime *h, int device, const char *fn, pg_status *st) {
+    pg__runtime *rt = pg__enter_runtime(h, fn);
+    if (!rt) {
+        *st = PG_ERROR_STATE;
+        return NULL;
+    }
+    if (device < 0 || device >= rt->ndev) {
+        *st = pg__error(PG_ERROR_ARGUMENT, "%s: no device %d (the runtime has 0..%d)", fn, device,
+                        rt->ndev - 1);
+        pg__leave(rt);
+        return NULL;
+    }
+    *st = PG_OK;
+    return rt;
+}
+
+pg_status pg_runtime_model_predict(pg_runtime *h, const char *kernel, int device, uint64_t bytes,
+                                   uint64_t *ns) {
+    pg__error_clear();
+    if (!kernel || !ns)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_model_predict: kernel and ns are required");
+    pg_status st;
+    pg__runtime *rt = enter_device(h, device, "pg_runtime_model_predict", &st);
+    if (!rt)
+        return st;
+    int64_t p = pg__models_predict(rt, kernel, device, bytes);
+    *ns = p > 0 ? (uint64_t)p : 0;
+    pg__leave(rt);
+    return PG_OK;
+}
+
+pg_status pg_runtime_model_class(pg_runtime *h, int device, char *out, size_t cap) {
+    pg__error_clear();
+    if (!out || !cap)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_model_class: out and cap are required");
+    pg_status st;
+    pg__runtime *rt = enter_device(h, device, "pg_runtime_model_class", &st);
+    if (!rt)
+        return st;
+    snprintf(out, cap, "%s", rt->model_class[rt->dev_model_class[device]]);
+    pg__leave(rt);
+    return PG_OK;
+}
+
+pg_status pg_runtime_device_throughput(pg_runtime *h, int device, double *threads) {
+    pg__error_clear();
+    if (!threads)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_runtime_device_throughput: threads_per_s must not be NULL");
+    pg_status st;
+    pg__runtime *rt = enter_device(h, device, "pg_runtime_device_throughput", &st);
+    if (!rt)
+        return st;
+    *threads = threads_per_s(&rt->dev[device].info);
+    pg__leave(rt);
+    return PG_OK;
 }

@@ -6,18 +6,41 @@
  * and calls the policy, a pure function of that view; the caller creates streams and marks
  * stream reuse. */
 #include "core/internal.h"
+#include "core/share.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* The other kernels reading a's current value that have not been seen finished, counted from the
+ * newest up to PG_POLICY_READERS_MAX: a policy asks whether a value is shared, and counting
+ * every reader made each placement cost as much as the reads of an input since its last write
+ * (launch_overhead on host:4: 22k instructions per launch against 250 on host:1). Readers known
+ * to be done are dropped from the history when they are the many, so the next count is short. */
+static uint32_t unfinished_readers(pg__runtime *rt, const pg__comp *c, pg__array *a) {
+    uint32_t unfinished = 0, done = 0;
+    for (int r = a->hist.nreaders - 1; r >= 0 && unfinished < PG_POLICY_READERS_MAX; r--) {
+        const pg__comp *rc = a->hist.readers[r];
+        if (rc == c || rc->kind != PG__KERNEL)
+            continue;
+        if (pg__comp_known_done(rc))
+            done++;
+        else
+            unfinished++;
+    }
+    if (done >= 32 && done > unfinished)
+        pg__dag_drop_done(rt, a);
+    return unfinished;
+}
+
 static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *devs,
                        pg_policy_array *arrays, pg_policy_view *v, uint32_t candidates) {
     uint32_t all = (1u << (rt->ndev + 1)) - 1;
+    uint64_t now = 0;
     for (int d = 0; d < rt->ndev; d++) {
         pg__device *dv = &rt->dev[d];
         int busy = 0;
         for (int s = 0; s < dv->nstreams; s++)
-            busy += pg__stream_busy(rt, dv->streams[s]);
+            busy += pg__stream_busy_at(rt, dv->streams[s], &now);
         devs[d].id = d;
         devs[d].busy_streams = busy;
         devs[d].streams = dv->nstreams;
@@ -30,6 +53,7 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
         devs[d].backlog_s = (double)rt->dev[d].backlog_ns * 1e-9;
         devs[d].estimated_s = (double)pg__models_estimate_ns(rt, c, d) * 1e-9;
     }
+    pg__share_view(rt, devs); /* the other processes' load on these devices */
     if (rt->opt.models && c->kind == PG__KERNEL && c->kernel) {
         uint64_t bytes = pg__models_args_bytes(c);
         for (int d = 0; d < rt->ndev; d++) {
@@ -42,11 +66,7 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
         arrays[i].nbytes = a->nbytes;
         arrays[i].valid = a->fresh ? all : a->valid;
         arrays[i].access = c->args[i].access;
-        arrays[i].readers = 0;
-        for (int r = 0; r < a->hist.nreaders; r++) {
-            const pg__comp *rc = a->hist.readers[r];
-            arrays[i].readers += rc != c && rc->kind == PG__KERNEL && !pg__comp_known_done(rc);
-        }
+        arrays[i].readers = unfinished_readers(rt, c, c->args[i].array);
     }
     v->ndevices = rt->ndev;
     v->devices = devs;
@@ -161,6 +181,7 @@ static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates,
     v.candidates = candidates &= alive(rt, c);
     if (!candidates)
         return none_alive(rt, c);
+    v.candidates = candidates = pg__share_room(rt, c, candidates); /* room beside others */
     int near = writer_device(rt, c, candidates);
     if (near < 0)
         near = neighbour_device(rt, c, candidates);

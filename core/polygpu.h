@@ -157,6 +157,11 @@ typedef struct pg_options {
      * computation per device over contiguous ranges of its blocks; "off" never splits.
      * pg_kernel_split sets it per kernel. NULL: PG_SPLIT, else "auto". */
     const char *split;
+    /* Several processes of this user on one machine (issue 39): "node" (default) joins the
+     * node's shared state, so placement sees the other processes' work in flight per device
+     * and a call whose arrays do not fit beside their memory waits for it (first come, first
+     * served) instead of failing; "off" schedules alone. NULL: PG_SHARE, else "node". */
+    const char *share;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -200,6 +205,10 @@ typedef int (*pg_interrupt_check)(void *ctx);
 void pg_set_interrupt_check(pg_interrupt_check check, void *ctx);
 
 typedef enum pg_device_kind { PG_DEVICE_CPU = 0, PG_DEVICE_CUDA = 1 } pg_device_kind;
+/* What a device is to placement and to a kernel's `where` (pg_device_info.device_class): the
+ * class its backend registered (devices/registry.h). Bindings and tools ask this and
+ * pg_device_info.backend, not `kind`, which says only CPU or CUDA-like. */
+typedef enum pg_device_class { PG_CLASS_CPU = 0, PG_CLASS_GPU = 1 } pg_device_class;
 
 /* A grid or block shape (kernel launches) and a device's largest one (pg_device_info). */
 typedef struct pg_dim3 {
@@ -228,6 +237,8 @@ typedef struct pg_device_info {
                                              for (GPUs: the opt-in maximum, less the kernel's
                                              static __shared__ data) */
     uint32_t clock_khz; /* GPUs: the SMs' clock rate (CUDA's attribute); 0 on CPU devices */
+    pg_device_class device_class; /* PG_CLASS_GPU or PG_CLASS_CPU */
+    char backend[16];             /* the backend's registered name: "cuda", "host", "sim" */
 } pg_device_info;
 
 /* Fill up to `capacity` entries; *count gets the number of devices (may exceed capacity). */
@@ -387,8 +398,8 @@ pg_status pg_array_copy_from_device(pg_array *a, uint64_t src, size_t bytes, uin
 pg_status pg_array_adopt_host(pg_runtime *rt, pg_dtype dtype, int ndim, const int64_t *shape,
                               void *ptr, void (*release)(void *ctx), void *ctx, pg_array **out);
 pg_status pg_array_adopt_device(pg_runtime *rt, pg_dtype dtype, int ndim, const int64_t *shape,
-                                void *ptr, uint64_t stream, void (*release)(void *ctx),
-                                void *ctx, pg_array **out);
+                                void *ptr, uint64_t stream, void (*release)(void *ctx), void *ctx,
+                                pg_array **out);
 
 /* Zero-copy host access to the whole array: *ptr stays valid until the matching unmap.
  * PG_ACCESS_IN waits for the last writer; OUT/INOUT also wait for readers, and make the host
@@ -465,6 +476,14 @@ int pg_ranks_active(void);
  * copies. Recorded replays of such kernels stay eager. */
 pg_status pg_kernel_new(pg_runtime *rt, const char *source, const char *name, const char *signature,
                         const char *options, pg_kernel **out);
+/* As pg_kernel_new, on the devices of one class only: `where` is "any" (or NULL: every device),
+ * "gpu" or "cpu". In a runtime of GPUs and CPU devices (devices "cuda,host:2") the kernel is
+ * compiled for each class it may run on (NVRTC, the host compiler) from the same source, and
+ * every placement policy chooses among the allowed devices only. A class the runtime lacks is
+ * an error (PG_ERROR_ARGUMENT) naming the devices there are. */
+pg_status pg_kernel_new_where(pg_runtime *rt, const char *source, const char *name,
+                              const char *signature, const char *options, const char *where,
+                              pg_kernel **out);
 pg_status pg_kernel_free(pg_kernel *k);
 
 typedef struct pg_param_info {
@@ -553,6 +572,74 @@ static inline pg_arg pg_arg_float(float v) {
  * nothing is launched. */
 pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
                            const pg_arg *args, int nargs);
+
+/* ---------------------------------------------------------------- for libraries on the runtime */
+
+/* What a library built on this API needs beyond a script's calls (the tiled GEMM and the
+ * built-in BLAS tasks, linalg/, use only this header): placing a call itself, asking what a
+ * device is and what the models know, keeping state per runtime. */
+
+/* pg_launch_flags: its input copies go on the device's copy stream, in issue order, instead of
+ * the launch's stream (the option prefetch, for this launch only): a library issuing a
+ * pipeline (tile i + 1's inputs arrive while tile i computes) asks for it per call. */
+#define PG_LAUNCH_PREFETCH 1u
+
+/* pg_kernel_launch on `device` only (-1: wherever the policy puts it, as pg_kernel_launch), with
+ * `flags` (PG_LAUNCH_*; 0: none). PG_ERROR_ARGUMENT when the kernel cannot run there: no such
+ * device, its launch limits or a task's implementations leave it out, the power budget
+ * (option power_limit) leaves it out, or it failed. The call's dependencies, copies and
+ * coherence are a pg_kernel_launch's; only the choice of device is the caller's. */
+pg_status pg_kernel_launch_on(pg_kernel *k, int device, pg_dim3 grid, pg_dim3 block,
+                              size_t shared_mem, const pg_arg *args, int nargs, unsigned flags);
+
+/* *mask: bit d set when device d may take new work now: it has not failed (a fault the driver
+ * keeps excludes it for the process) and a power budget (option power_limit) chose it. */
+pg_status pg_runtime_devices_usable(pg_runtime *rt, uint32_t *mask);
+
+/* *bytes: what the runtime may hold in buffers on `device` (option device_memory_limit, else
+ * the device's memory): the most one launch's arguments may take there together. */
+pg_status pg_runtime_device_memory(pg_runtime *rt, int device, uint64_t *bytes);
+
+/* *threads_per_s: the device's nominal throughput, the simple CUDA threads it retires per
+ * second (GPUs: SMs x clock; CPU devices: worker threads x 2.5e8, one thread per 4 ns), as the
+ * cold duration estimate of placement takes it (pg_policy_device.estimated_s). An order of
+ * magnitude to compare devices by, not a measurement. */
+pg_status pg_runtime_device_throughput(pg_runtime *rt, int device, double *threads_per_s);
+
+/* The name the performance models keep `device`'s measurements under (pg_model_info.
+ * device_class: the device's name; CPU devices "CPU device (N threads)"; finer than the
+ * CPU/GPU pg_device_class), into out (cap bytes, NUL-terminated): devices of one such class
+ * share measurements, so a library caching its own per-device figures keys them so. */
+pg_status pg_runtime_model_class(pg_runtime *rt, int device, char *out, size_t cap);
+
+/* The folder of the runtime's caches (option cache_dir, resolved: compiled kernels, models,
+ * link matrices), into out (cap bytes): a library keeps its own cache files under it. */
+pg_status pg_runtime_cache_dir(pg_runtime *rt, char *out, size_t cap);
+
+/* *ns: what the performance models predict for `kernel` (a kernel's or task's name) on
+ * `device` over `bytes` of array arguments (its size bucket) — the median the min-finish-time
+ * policy uses — or 0 when they do not know it (models off, fewer than 3 samples there). */
+pg_status pg_runtime_model_predict(pg_runtime *rt, const char *kernel, int device, uint64_t bytes,
+                                   uint64_t *ns);
+
+/* *recording: 1 when this thread records a graph on rt (pg_graph_begin): launches are kept,
+ * not run, and host accesses are refused, so a library call that reads values or waits must
+ * refuse first. */
+pg_status pg_graph_recording(pg_runtime *rt, int *recording);
+
+/* State a library keeps per runtime (a handle it made once, a cache), under `key` (any address
+ * of the library's own, compared as an address): the first value attached under a key stays
+ * and *kept (may be NULL) gets it — `value` itself, or the value another thread attached first
+ * (then `value` is not kept and `release` not called: free it yourself). release (may be NULL)
+ * is called with the kept value by pg_runtime_free once the runtime's arrays and kernels are
+ * freed (a kernel made for the value is freed by then: never free it in release), without
+ * the runtime's lock; it must not call the runtime (a close that times out abandons the
+ * runtime, and its values, to the process). At most 16 keys per runtime: more is
+ * PG_ERROR_OUT_OF_MEMORY. */
+pg_status pg_runtime_attach(pg_runtime *rt, const void *key, void *value,
+                            void (*release)(void *value), void **kept);
+/* *value: what is attached under `key`, NULL when nothing is. */
+pg_status pg_runtime_attached(pg_runtime *rt, const void *key, void **value);
 
 /* ---------------------------------------------------------------- tasks */
 
@@ -820,12 +907,16 @@ typedef struct pg_policy_device {
                            (taken when each was issued) */
 } pg_policy_device;
 
+/* pg_policy_array.readers counts no further: a policy asks whether a value is shared. */
+#define PG_POLICY_READERS_MAX 64
+
 typedef struct pg_policy_array {
     uint64_t nbytes;
     uint32_t valid; /* location bitmask holding the current value */
     pg_access access;
     uint32_t readers; /* other kernels reading its current value that have not been seen
-                         finished: 0, a value no other call is using now */
+                         finished, counted up to PG_POLICY_READERS_MAX: 0, a value no other
+                         call is using now */
 } pg_policy_array;
 
 typedef struct pg_policy_view {
@@ -946,11 +1037,53 @@ pg_status pg_dag_export(pg_runtime *rt, pg_dag_format format, const char *path);
 pg_status pg_dag_export_string(pg_runtime *rt, pg_dag_format format, char **out);
 void pg_string_free(char *s);
 
+/* The node shared by this user's runtimes (option share), as JSON (free it with
+ * pg_string_free): {"clients": [{"pid", "language", "devices" (names: "host:0", a GPU's UUID),
+ * "inflight" (unfinished computations), "bytes" (device memory held)}], "devices": [{"device",
+ * "inflight", "bytes", "clients" (their pids)}]}. Needs no runtime; clients that died are
+ * reclaimed first. The state lives in $PG_NODE_DIR (else /dev/shm)/polygpu-<uid>, 0700. */
+pg_status pg_node_status(char **json);
+/* The language this process's runtimes report in pg_node_status: "c" unless a binding says. */
+void pg_node_language_set(const char *name);
+
 /* Write a Chrome-trace JSON timeline (opens in Perfetto): one track per device stream, every
  * kernel, copy and host access. GPUs time work (events) only when the runtime was made with the
  * `trace` option (timing events cost launch time); otherwise GPU work appears as instants at
  * its submission, marked "timed": false. CPU devices always time. */
 pg_status pg_trace_write(pg_runtime *rt, const char *path);
+
+/* The GPU's own timeline: with the trace option on GPUs and CUPTI installed (the CUDA toolkit's
+ * libcupti.so, found with dlopen: PG_CUPTI_PATH, CUDA_HOME, /usr/local/cuda, the loader path),
+ * each kernel, copy and memset as the GPU ran it, beside the host's submission times of the
+ * DAG's vertices. The Chrome trace shows them as rows "gpu N stream S". Elsewhere (no CUPTI, no
+ * GPU, trace off) a snapshot has none, and pg_dag_gpu_timeline says why. PG_TRACE_EVENTS=0 in
+ * the environment leaves out the timing events the trace otherwise records around each GPU
+ * operation (the vertices are then untimed on GPUs, the GPU's rows timing them). */
+typedef enum pg_gpu_span_kind {
+    PG_GPU_KERNEL = 0,
+    PG_GPU_COPY = 1,
+    PG_GPU_MEMSET = 2
+} pg_gpu_span_kind;
+
+typedef struct pg_gpu_span {
+    uint64_t id; /* the vertex (computation) whose issue enqueued it; 0: none of polygpu's
+                    computations (a new buffer's zero fill, another library's work) */
+    pg_gpu_span_kind kind;
+    int device;          /* the device that ran it */
+    uint32_t gpu_stream; /* the GPU's own stream id (CUPTI's; unique per device) */
+    /* On the GPU, in ns since the runtime was created on the host's clock (the vertices'
+     * clock); api_ns: when the driver call that enqueued it began, 0 when unknown. */
+    uint64_t start_ns, end_ns, api_ns;
+    uint64_t bytes;    /* copies and memsets */
+    char copy_kind[8]; /* copies: "HtoD", "DtoH", "DtoD", "PtoP", "HtoH"; else "" */
+    char name[64];     /* kernels: the GPU's name of the function; else "memcpy HtoD" ... */
+} pg_gpu_span;
+
+/* Spans, in order of their start per device: index 0 .. count - 1. */
+pg_status pg_dag_gpu_span_count(const pg_dag *dag, size_t *count);
+pg_status pg_dag_gpu_span(const pg_dag *dag, size_t index, pg_gpu_span *out);
+/* "available (N spans ...)" or "unavailable (why)"; valid until pg_dag_free. NULL dag: NULL. */
+const char *pg_dag_gpu_timeline(const pg_dag *dag);
 
 #ifdef __cplusplus
 }

@@ -1,72 +1,54 @@
 /* runtime.c: runtime lifetime — options, backend choice, devices, interconnect, stats. */
 #include "core/internal.h"
 #include "core/power.h"
-#include "devices/sim/sim_backend.h"
+#include "core/share.h"
+#include "devices/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Several ranks on this node (local_size > 1) share its GPUs: with devices "auto" or "cuda",
- * this rank opens only its own (core/ranks.c pg__ranks_gpu_spec), found by opening them all
- * first. */
-static pg_status open_cuda(const char *list, int timing, int local_rank, int local_size,
-                           pg__runtime *rt) {
-    pg_status st = pg__cuda_backend_open(list, timing, &rt->ops, &rt->b, &rt->ndev);
-    if (st || local_size <= 1 || list[0])
-        return st;
-    char mine[128];
-    pg__ranks_gpu_spec(local_rank, local_size, rt->ndev, mine, sizeof mine);
-    if (!mine[0])
-        return PG_OK;
-    rt->ops->close(rt->b);
-    rt->b = NULL;
-    pg__log(rt, 1, "rank %d (local %d of %d): GPUs %s", rt->rank, local_rank, local_size, mine);
-    return pg__cuda_backend_open(mine, timing, &rt->ops, &rt->b, &rt->ndev);
-}
-
-/* Open the backend that `devices` names; "auto" is CUDA if it opens, else one CPU device. */
+/* Open what `devices` names through the registry (devices/registry.h): one backend, or
+ * several behind one ops table. Several ranks on this node share its GPUs (core/ranks.c
+ * pg__ranks_gpu_spec picks this rank's). */
 static pg_status open_backend(pg__runtime *rt, int local_rank, int local_size) {
-    const char *spec = rt->opt.devices;
-    int timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || rt->opt.models;
-    if (!strcmp(spec, "auto")) {
-        pg_status st = open_cuda("", timing, local_rank, local_size, rt);
-        if (st == PG_OK)
-            return PG_OK;
-        /* Expected on a machine without a GPU: logged, and kept as the cause should CPU devices
-         * fail too. */
-        char no_gpu[512];
-        snprintf(no_gpu, sizeof no_gpu, "%s", pg_last_error());
-        pg__log(rt, 1, "no usable GPU (%s); using one CPU device", no_gpu);
-        pg__error_clear();
-        st = pg__host_backend_open("", timing, rt->opt.check_bounds, &rt->ops, &rt->b, &rt->ndev);
-        return st ? pg__error_wrap(st, "no usable GPU (%s), and no CPU device instead", no_gpu)
-                  : PG_OK;
-    }
-    if (!strcmp(spec, "cuda") || !strncmp(spec, "cuda:", 5))
-        return open_cuda(spec[4] ? spec + 5 : "", timing, local_rank, local_size, rt);
-    if (!strcmp(spec, "host") || !strncmp(spec, "host:", 5))
-        return pg__host_backend_open(spec[4] ? spec + 5 : "", timing, rt->opt.check_bounds,
-                                     &rt->ops, &rt->b, &rt->ndev);
-    if (!strncmp(spec, "sim:", 4)) {
-        pg_status st = pg__sim_backend_open(spec + 4, timing, &rt->ops, &rt->b, &rt->ndev);
-        /* The policies see the simulated links (a matrix file the backend writes), unless the
-         * interconnect option names a file; never a measurement, which would time the simulator. */
-        if (!st && !rt->opt.interconnect[0] &&
-            pg__sim_interconnect_file(rt->b, rt->opt.cache_dir, rt->opt.interconnect,
-                                      sizeof rt->opt.interconnect)) {
-            pg__log(rt, 1, "sim: %s; the policies see uniform links", pg_last_error());
-            pg__error_clear();
-            snprintf(rt->opt.interconnect, sizeof rt->opt.interconnect, "default");
-        }
+    pg__open_args a = {
+        .timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || rt->opt.models,
+        .check_bounds = rt->opt.check_bounds,
+        .cache_dir = rt->opt.cache_dir,
+        .local_rank = local_rank,
+        .local_size = local_size,
+        .share = pg__ranks_gpu_spec,
+    };
+    pg__devices d;
+    char no_gpu[512];
+    pg_status st = pg__devices_open(rt->opt.devices, &a, &d, no_gpu, sizeof no_gpu);
+    if (st)
         return st;
+    /* Expected on a machine without a GPU: logged. */
+    if (no_gpu[0])
+        pg__log(rt, 1, "no usable GPU (%s); using CPU devices", no_gpu);
+    rt->ops = d.ops;
+    rt->b = d.b;
+    rt->ndev = d.ndev;
+    for (int i = 0; i < d.ndev; i++)
+        rt->dev[i].entry = d.entry[i];
+    /* A backend that knows its links (simulated machines) gives them to the policies, unless
+     * the interconnect option names a file. Alone only: beside another backend its file would
+     * not cover the other's devices. */
+    const pg__backend_entry *e = d.entry[0];
+    if (d.nbackends == 1 && e->links_file && !rt->opt.interconnect[0] &&
+        e->links_file(rt->b, rt->opt.cache_dir, rt->opt.interconnect,
+                      sizeof rt->opt.interconnect)) {
+        pg__log(rt, 1, "%s: %s; the policies see uniform links", e->name, pg_last_error());
+        pg__error_clear();
+        snprintf(rt->opt.interconnect, sizeof rt->opt.interconnect, "default");
     }
-    return pg__error(PG_ERROR_ARGUMENT,
-                     "unknown devices '%s': expected auto, cuda, cuda:0,2, host:N or sim:PRESET",
-                     spec);
+    return PG_OK;
 }
 
 static void destroy(pg__runtime *rt) {
+    pg__share_close(rt);
     pg__ranks_close(rt);
     if (rt->b) {
         pg__bounds_free(rt);
@@ -109,6 +91,9 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
                        PG_MAX_DEVICES);
     rt->epoch_ns = pg__now_ns();
+    /* The GPU's own timeline (CUPTI) beside the host's: recording starts before any work. */
+    if (!st && rt->opt.trace[0] && rt->ops->gpu_trace_start)
+        rt->ops->gpu_trace_start(rt->b);
     if (!st && rt->ops->uncomputed)
         rt->uncomputed = rt->ops->uncomputed(rt->b);
     rt->timing_all =
@@ -117,8 +102,13 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     for (int d = 0; !st && d < rt->ndev; d++) {
         st = rt->ops->device_info(rt->b, d, &rt->dev[d].info);
         rt->dev[d].info.id = d;
+        /* What the registry says of the device's backend, for bindings and placement. */
+        rt->dev[d].info.device_class = rt->dev[d].entry->device_class;
+        snprintf(rt->dev[d].info.backend, sizeof rt->dev[d].info.backend, "%s",
+                 rt->dev[d].entry->name);
     }
     if (!st) {
+        pg__share_open(rt);
         pg__limits_init(rt);
         pg__models_load(rt);
         if (!(st = pg__power_init(rt)))
@@ -247,6 +237,10 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
     }
     pg__exec_sweep(rt, 1 << 30);
     pthread_mutex_unlock(&rt->mu);
+    /* Libraries' state (pg_runtime_attach), once nothing of theirs can be running. */
+    for (int i = rt->nattached - 1; i >= 0; i--)
+        if (rt->attached[i].release)
+            rt->attached[i].release(rt->attached[i].value);
     destroy(rt);
     return st;
 }
@@ -330,4 +324,116 @@ pg_status pg_runtime_stats(pg_runtime *h, pg_stats *out) {
 pg_status pg_policy_register(const char *name, const pg_device_policy *policy) {
     pg__error_clear();
     return pg__policy_add(name, policy);
+}
+
+/* ---- for libraries on the API (linalg/): what a device is, state per runtime */
+
+static pg__runtime *enter_device(pg_runtime *h, int device, const char *fn, pg_status *st) {
+    pg__runtime *rt = pg__enter_runtime(h, fn);
+    if (!rt) {
+        *st = PG_ERROR_STATE;
+        return NULL;
+    }
+    if (device < 0 || device >= rt->ndev) {
+        *st = pg__error(PG_ERROR_ARGUMENT, "%s: no device %d (the runtime has 0..%d)", fn, device,
+                        rt->ndev - 1);
+        pg__leave(rt);
+        return NULL;
+    }
+    *st = PG_OK;
+    return rt;
+}
+
+pg_status pg_runtime_devices_usable(pg_runtime *h, uint32_t *mask) {
+    pg__error_clear();
+    if (!mask)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_devices_usable: mask must not be NULL");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_devices_usable");
+    if (!rt)
+        return PG_ERROR_STATE;
+    uint32_t m = 0;
+    for (int d = 0; d < rt->ndev; d++)
+        if (!rt->dev[d].failed && (!rt->power || rt->power->allowed >> d & 1))
+            m |= 1u << d;
+    *mask = m;
+    pg__leave(rt);
+    return PG_OK;
+}
+
+pg_status pg_runtime_device_memory(pg_runtime *h, int device, uint64_t *bytes) {
+    pg__error_clear();
+    if (!bytes)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_device_memory: bytes must not be NULL");
+    pg_status st;
+    pg__runtime *rt = enter_device(h, device, "pg_runtime_device_memory", &st);
+    if (!rt)
+        return st;
+    /* What core/evict.c keeps a device's buffers under. */
+    *bytes = rt->opt.device_memory_limit ? rt->opt.device_memory_limit
+                                         : rt->dev[device].info.memory_bytes;
+    pg__leave(rt);
+    return PG_OK;
+}
+
+pg_status pg_runtime_cache_dir(pg_runtime *h, char *out, size_t cap) {
+    pg__error_clear();
+    if (!out || !cap)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_cache_dir: out and cap are required");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_cache_dir");
+    if (!rt)
+        return PG_ERROR_STATE;
+    pg_status st = PG_OK;
+    if (strlen(rt->opt.cache_dir) >= cap)
+        st = pg__error(PG_ERROR_ARGUMENT,
+                       "pg_runtime_cache_dir: %zu bytes do not hold the %zu of %s", cap,
+                       strlen(rt->opt.cache_dir) + 1, rt->opt.cache_dir);
+    else
+        snprintf(out, cap, "%s", rt->opt.cache_dir);
+    pg__leave(rt);
+    return st;
+}
+
+pg_status pg_runtime_attach(pg_runtime *h, const void *key, void *value,
+                            void (*release)(void *value), void **kept) {
+    pg__error_clear();
+    if (!key)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_attach: key must not be NULL");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_attach");
+    if (!rt)
+        return PG_ERROR_STATE;
+    pg_status st = PG_OK;
+    int i = 0;
+    while (i < rt->nattached && rt->attached[i].key != key)
+        i++;
+    if (i == rt->nattached) {
+        if (i == PG__ATTACH_MAX) {
+            st = pg__error(PG_ERROR_OUT_OF_MEMORY,
+                           "pg_runtime_attach: the runtime keeps at most %d keys, all taken",
+                           PG__ATTACH_MAX);
+        } else {
+            rt->attached[i].key = key;
+            rt->attached[i].value = value;
+            rt->attached[i].release = release;
+            rt->nattached++;
+        }
+    }
+    if (!st && kept)
+        *kept = rt->attached[i].value;
+    pg__leave(rt);
+    return st;
+}
+
+pg_status pg_runtime_attached(pg_runtime *h, const void *key, void **value) {
+    pg__error_clear();
+    if (!key || !value)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_attached: key and value are required");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_attached");
+    if (!rt)
+        return PG_ERROR_STATE;
+    *value = NULL;
+    for (int i = 0; i < rt->nattached; i++)
+        if (rt->attached[i].key == key)
+            *value = rt->attached[i].value;
+    pg__leave(rt);
+    return PG_OK;
 }
