@@ -91,8 +91,9 @@ run() { # label root script args... (a .py under root, or a baseline binary)
     timeout "$l" mpirun --oversubscribe --bind-to none -np 2 "$@" --label "$label" \
       --repeats "$REPEATS" --warmup 1 --sample "$log.sample" > "$log.out" 2> "$log.err"
     rc=$?
-    [ $rc = 0 ] && python3 benchmarks/mpi/check_sample.py "$log.out" "$log.sample" >> "$RES" \
-      2>> "$log.err"
+    # check_sample.py checks against NumPy through polygpu's own reference helpers
+    [ $rc = 0 ] && PYTHONPATH=$PWD/build-ab/bindings/python \
+      python3 benchmarks/mpi/check_sample.py "$log.out" "$log.sample" >> "$RES" 2>> "$log.err"
     rm -f "$log.sample"
   fi
   note "$label: rc $rc, $((SECONDS - t0)) s"
