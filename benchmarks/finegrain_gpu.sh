@@ -3,7 +3,7 @@
 # side in one command (issue "Fine grain"); everything into $OUT.
 #   launch.txt       benchmarks/launch_overhead cuda:0 20000, base and head alternated, 3 each
 #   gran-*.txt       benchmarks/granularity (METG, C, eager and replayed) on cuda:0 and on
-#                    every GPU, base and head; granularity_cuda (streams, CUDA graph) on 1 and
+#                    cuda:0,1, base and head; granularity_cuda (streams, CUDA graph) on 1 and
 #                    2 GPUs; benchmarks/granularity.py (Python) for head
 # BASE_TAR=<tar of the base tree> (git archive <commit>); without it only head is measured.
 # Usage (repository root, GPU machine with 2 GPUs or more): OUT=/tmp/out BASE_TAR=.carry/base.tar bash benchmarks/finegrain_gpu.sh
