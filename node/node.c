@@ -315,6 +315,36 @@ int pg__node_alone(const pg__node *n) {
     return atomic_load_explicit(&n->seg->nclients, memory_order_relaxed) <= 1;
 }
 
+/* Lock held (one client moves at a time, so two never swap places): a client whose home is
+ * called home by at least two more clients than another of its devices moves there. Processes
+ * that left free their home: when both processes homed on one GPU finished, one of the two
+ * sharing the other GPU takes it, and its work follows (its old home is no longer among its
+ * candidates while the other is busy there). Clients that joined count, busy or not: whether a
+ * process has work in flight flickers between its calls, whether it is there does not. */
+static void rehome(pg__node_seg *g, pg__node *n) {
+    int cnt[PG_MAX_DEVICES], mine = -1;
+    int32_t home = atomic_load_explicit(&n->me->home, memory_order_relaxed);
+    for (int d = 0; d < n->ndev; d++) {
+        cnt[d] = 0;
+        if (n->nd[d] == home)
+            mine = d;
+        for (int i = 0; i < PG__NODE_CLIENTS; i++) {
+            const pg__node_slot *s = &g->slots[i];
+            if (atomic_load_explicit(&s->used, memory_order_relaxed) &&
+                atomic_load_explicit(&s->home, memory_order_relaxed) == n->nd[d])
+                cnt[d]++; /* this client too, on its home */
+        }
+    }
+    if (mine < 0)
+        return;
+    int best = mine;
+    for (int d = 0; d < n->ndev; d++)
+        if (cnt[d] < cnt[best])
+            best = d;
+    if (cnt[mine] >= cnt[best] + 2)
+        atomic_store_explicit(&n->me->home, n->nd[best], memory_order_relaxed);
+}
+
 void pg__node_others(pg__node *n, uint64_t *inflight, uint64_t *backlog_ns, int *clients) {
     pg__node_seg *g = n->seg;
     uint64_t t = now_ns();
@@ -324,6 +354,7 @@ void pg__node_others(pg__node *n, uint64_t *inflight, uint64_t *backlog_ns, int 
             pthread_mutex_consistent(&g->mu);
         if (r == 0 || r == EOWNERDEAD) {
             reap(g, n->me);
+            rehome(g, n);
             unlock(g);
         }
     }

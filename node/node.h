@@ -72,7 +72,9 @@ void pg__node_others(pg__node *n, uint64_t *inflight, uint64_t *backlog_ns, int 
  * device indices, no lock): its home, and every device no other client with work in flight
  * calls home. Each client gets a home at join, the device (among its own) fewest other
  * clients call home, so 4 clients of 2 GPUs settle 2 per GPU while all are busy, and a GPU
- * whose clients finished is taken by the rest (ARCHITECTURE.md decision 33). */
+ * whose clients went idle is open to the rest; one whose clients left becomes the home of one
+ * of the clients sharing another (at most every 200 ms, in pg__node_others; ARCHITECTURE.md
+ * decision 33). */
 uint32_t pg__node_home_mask(pg__node *n);
 
 /* The bytes the other clients hold on each of this client's devices (no lock). */

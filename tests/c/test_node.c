@@ -13,6 +13,8 @@
  *   places its independent calls on one device (its home), as pinning would, rather than
  *   spreading them over both (4 processes time-sharing each GPU); once the others are idle,
  *   one process's calls spread over both devices again;
+ * - a home left by every process that called it home is taken by one of the processes that
+ *   share another (clients of the node in this process);
  * - another user (as root: a child run as nobody) gets a node of its own, sees nothing of ours
  *   and cannot open our state. */
 #include "check.h"
@@ -454,6 +456,34 @@ static void settle_and_spread(void) {
     }
 }
 
+/* Three clients of host:0 and host:1 (in this process): homes 0, 1, 0. The one homed on
+ * host:1 leaves; within a reap period, one of the two sharing host:0 moves its home to host:1,
+ * so while the other is busy on host:0 it keeps to host:1 alone. Before: it stayed on host:0
+ * beside the other, for good (its work follows its data there). */
+static void vacated_home_is_taken(void) {
+    const char *keys[] = {"host:0", "host:1"};
+    pg__node *a = NULL, *b = NULL, *c = NULL;
+    REQUIRE_OK(pg__node_join("c", 2, keys, &a));
+    REQUIRE_OK(pg__node_join("c", 2, keys, &b));
+    REQUIRE_OK(pg__node_join("c", 2, keys, &c));
+    pg__node_publish_load(a, 0, 1, 1000);
+    pg__node_publish_load(b, 1, 1, 1000);
+    CHECK(pg__node_home_mask(c) == 1u); /* beside busy a on host:0; busy b calls host:1 home */
+    pg__node_leave(b);
+    uint64_t inflight[2], backlog[2];
+    int clients[2];
+    for (int i = 0; i < 20 && pg__node_home_mask(c) != 2u; i++) {
+        struct timespec t = {0, 50000000};
+        nanosleep(&t, 0);
+        pg__node_others(c, inflight, backlog, clients); /* reaps and rehomes every 200 ms */
+    }
+    CHECK(pg__node_home_mask(c) == 2u); /* its home is host:1 now; host:0 is a's, busy */
+    CHECK(pg__node_home_mask(a) == 3u); /* a's home is host:0; c is not busy */
+    pg__node_publish_load(a, 0, 0, 0);
+    pg__node_leave(c);
+    pg__node_leave(a);
+}
+
 /* A client killed while holding the node's lock: the next locker repairs (robust mutex), it
  * does not wait for ever; the dead client is gone. alarm: a hang fails the test. */
 static void dies_holding_the_lock(void) {
@@ -594,6 +624,7 @@ int main(int argc, char **argv) {
 
     placement_and_kill();
     settle_and_spread();
+    vacated_home_is_taken();
     dies_holding_the_lock();
     admission(0);
     admission(1);
