@@ -182,6 +182,7 @@ static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates,
     if (!candidates)
         return none_alive(rt, c);
     v.candidates = candidates = pg__share_room(rt, c, candidates); /* room beside others */
+    v.candidates = candidates = pg__share_home(rt, candidates);    /* its home while others run */
     int near = writer_device(rt, c, candidates);
     if (near < 0)
         near = neighbour_device(rt, c, candidates);

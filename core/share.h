@@ -41,6 +41,18 @@ static inline uint32_t pg__share_room(pg__runtime *rt, const pg__comp *c, uint32
                                                  : candidates;
 }
 
+/* The candidates this runtime keeps to beside other busy processes (core/place.c): its home
+ * device and the devices no other busy client calls home (node/node.h), unless that leaves
+ * none. Processes time-share a GPU (no MPS: kernels of different processes do not overlap),
+ * so 4 processes each spreading over 2 GPUs put 4 contexts on each where pinning puts 2:
+ * 0.60-0.77x pinning's speed on MCL's Fig. 8 (4 x H200, 2026-11-28). All of them alone. */
+static inline uint32_t pg__share_home(pg__runtime *rt, uint32_t candidates) {
+    if (!rt->node || pg__node_alone(rt->node))
+        return candidates;
+    uint32_t m = candidates & pg__node_home_mask(rt->node);
+    return m ? m : candidates;
+}
+
 /* Admission (core/evict.c pg__evict_reserve): a call whose arguments take `total` bytes on dev,
  * `need` of them not there yet. *target (the bytes this runtime may hold there before its
  * allocation) is lowered to make room beside the other processes' memory; when even all of it

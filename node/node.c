@@ -1,4 +1,4 @@
-/* node.c: the node's shared state (node.h says what and why). The file <dir>/node-v1 holds one
+/* node.c: the node's shared state (node.h says what and why). The file <dir>/node-v2 holds one
  * struct pg__node_seg; it is made under a private name, initialised, then linked into place,
  * so nobody maps a half-made one. Only the owner may open it: the folder must be ours and
  * 0700, the file ours, a regular file, 0600 and of the right size. */
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAGIC UINT64_C(0x31766e6f64656770) /* "pgedonv1" */
+#define MAGIC UINT64_C(0x32766e6f64656770) /* "pgedonv2" */
 #define REAP_EVERY_NS UINT64_C(200000000)
 
 typedef struct pg__node_seg {
@@ -78,6 +78,7 @@ static void clear_slot(pg__node_seg *g, pg__node_slot *s) {
     s->ticket = 0;
     s->pid = 0;
     s->ndev = 0;
+    atomic_store_explicit(&s->home, -1, memory_order_relaxed);
     if (atomic_load_explicit(&s->used, memory_order_relaxed)) {
         atomic_store_explicit(&s->used, 0, memory_order_release);
         atomic_fetch_sub_explicit(&g->nclients, 1, memory_order_relaxed);
@@ -160,7 +161,7 @@ static pg_status map_fd(int fd, const char *path, pg__node_seg **out) {
  * process is fine (its state is used). */
 static pg_status create_seg(const char *dir, const char *path) {
     char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s/.node-v1.%d", dir, (int)getpid());
+    snprintf(tmp, sizeof tmp, "%s/.node-v2.%d", dir, (int)getpid());
     unlink(tmp);
     int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -198,7 +199,7 @@ static pg_status open_seg(int create, pg__node_seg **out) {
     pg_status st = pg__node_dir(dir, sizeof dir);
     if (st || (st = check_dir(dir, create)))
         return st;
-    snprintf(path, sizeof path, "%s/node-v1", dir);
+    snprintf(path, sizeof path, "%s/node-v2", dir);
     for (int tries = 0;; tries++) {
         int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT && create && tries < 3) {
@@ -213,7 +214,7 @@ static pg_status open_seg(int create, pg__node_seg **out) {
         close(fd);
         if (!st && ((*out)->magic != MAGIC || (*out)->size != sizeof(pg__node_seg))) {
             munmap(*out, sizeof(pg__node_seg));
-            st = pg__error(PG_ERROR_STATE, "node state %s is not polygpu's node state v1", path);
+            st = pg__error(PG_ERROR_STATE, "node state %s is not polygpu's node state v2", path);
         }
         return st;
     }
@@ -227,6 +228,27 @@ static int dev_index(pg__node_seg *g, const char *key) {
         return -1;
     snprintf(g->keys[g->ndevs], sizeof g->keys[0], "%s", key);
     return g->ndevs++;
+}
+
+/* Lock held: the home of a client joining with node devices nd[0..ndev-1]: the one fewest other
+ * clients call home, the first such. Counting clients that have joined (not only busy ones)
+ * spreads processes started together, before any has work in flight. */
+static int32_t home_for(pg__node_seg *g, const pg__node_slot *me, const int16_t *nd, int ndev) {
+    int best = 0, best_n = 1 << 30;
+    for (int d = 0; d < ndev; d++) {
+        int c = 0;
+        for (int i = 0; i < PG__NODE_CLIENTS; i++) {
+            const pg__node_slot *s = &g->slots[i];
+            if (s != me && atomic_load_explicit(&s->used, memory_order_relaxed) &&
+                atomic_load_explicit(&s->home, memory_order_relaxed) == nd[d])
+                c++;
+        }
+        if (c < best_n) {
+            best_n = c;
+            best = d;
+        }
+    }
+    return ndev ? nd[best] : -1;
 }
 
 pg_status pg__node_join(const char *language, int ndev, const char *const *keys, pg__node **out) {
@@ -259,6 +281,7 @@ pg_status pg__node_join(const char *language, int ndev, const char *const *keys,
             s->ndev = ndev;
             for (int d = 0; d < ndev; d++)
                 s->devs[d] = n->nd[d];
+            atomic_store_explicit(&s->home, home_for(g, s, n->nd, ndev), memory_order_relaxed);
             atomic_store_explicit(&s->used, 1, memory_order_release);
             atomic_fetch_add_explicit(&g->nclients, 1, memory_order_relaxed);
             n->me = s;
@@ -292,6 +315,36 @@ int pg__node_alone(const pg__node *n) {
     return atomic_load_explicit(&n->seg->nclients, memory_order_relaxed) <= 1;
 }
 
+/* Lock held (one client moves at a time, so two never swap places): a client whose home is
+ * called home by at least two more clients than another of its devices moves there. Processes
+ * that left free their home: when both processes homed on one GPU finished, one of the two
+ * sharing the other GPU takes it, and its work follows (its old home is no longer among its
+ * candidates while the other is busy there). Clients that joined count, busy or not: whether a
+ * process has work in flight flickers between its calls, whether it is there does not. */
+static void rehome(pg__node_seg *g, pg__node *n) {
+    int cnt[PG_MAX_DEVICES], mine = -1;
+    int32_t home = atomic_load_explicit(&n->me->home, memory_order_relaxed);
+    for (int d = 0; d < n->ndev; d++) {
+        cnt[d] = 0;
+        if (n->nd[d] == home)
+            mine = d;
+        for (int i = 0; i < PG__NODE_CLIENTS; i++) {
+            const pg__node_slot *s = &g->slots[i];
+            if (atomic_load_explicit(&s->used, memory_order_relaxed) &&
+                atomic_load_explicit(&s->home, memory_order_relaxed) == n->nd[d])
+                cnt[d]++; /* this client too, on its home */
+        }
+    }
+    if (mine < 0)
+        return;
+    int best = mine;
+    for (int d = 0; d < n->ndev; d++)
+        if (cnt[d] < cnt[best])
+            best = d;
+    if (cnt[mine] >= cnt[best] + 2)
+        atomic_store_explicit(&n->me->home, n->nd[best], memory_order_relaxed);
+}
+
 void pg__node_others(pg__node *n, uint64_t *inflight, uint64_t *backlog_ns, int *clients) {
     pg__node_seg *g = n->seg;
     uint64_t t = now_ns();
@@ -301,6 +354,7 @@ void pg__node_others(pg__node *n, uint64_t *inflight, uint64_t *backlog_ns, int 
             pthread_mutex_consistent(&g->mu);
         if (r == 0 || r == EOWNERDEAD) {
             reap(g, n->me);
+            rehome(g, n);
             unlock(g);
         }
     }
@@ -319,6 +373,27 @@ void pg__node_others(pg__node *n, uint64_t *inflight, uint64_t *backlog_ns, int 
             clients[d] += f > 0;
         }
     }
+}
+
+uint32_t pg__node_home_mask(pg__node *n) {
+    uint64_t claimed = 0; /* node devices some other busy client calls home */
+    for (int i = 0; i < PG__NODE_CLIENTS; i++) {
+        pg__node_slot *s = &n->seg->slots[i];
+        if (s == n->me || !atomic_load_explicit(&s->used, memory_order_acquire))
+            continue;
+        int busy = 0;
+        for (int d = 0; d < PG__NODE_DEVS && !busy; d++)
+            busy = atomic_load_explicit(&s->inflight[d], memory_order_relaxed) > 0;
+        int32_t h = atomic_load_explicit(&s->home, memory_order_relaxed);
+        if (busy && h >= 0 && h < PG__NODE_DEVS)
+            claimed |= UINT64_C(1) << h;
+    }
+    int32_t home = atomic_load_explicit(&n->me->home, memory_order_relaxed);
+    uint32_t mask = 0;
+    for (int d = 0; d < n->ndev; d++)
+        if (n->nd[d] == home || !(claimed >> n->nd[d] & 1))
+            mask |= 1u << d;
+    return mask;
 }
 
 void pg__node_others_bytes(pg__node *n, uint64_t *bytes) {

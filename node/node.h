@@ -27,6 +27,8 @@ typedef struct pg__node_slot {
     uint64_t ticket;  /* waiting for memory since this ticket (FCFS); 0: not waiting */
     int32_t wait_dev; /* the node device it waits on */
     int32_t ndev;
+    _Atomic int32_t home; /* its home: the node device it keeps to while others are busy */
+    int32_t spare;
     int16_t devs[PG_MAX_DEVICES]; /* the node devices this client uses, by its device index */
     char language[16];
     _Atomic uint64_t inflight[PG__NODE_DEVS];   /* its unfinished computations there */
@@ -65,6 +67,15 @@ static inline void pg__node_publish_bytes(pg__node *n, int dev, uint64_t bytes) 
 /* The other clients' load on each of this client's devices (no lock; dead clients are reaped
  * at most every 200 ms on the way). clients[d]: how many others have work in flight there. */
 void pg__node_others(pg__node *n, uint64_t *inflight, uint64_t *backlog_ns, int *clients);
+
+/* This client's devices it may place independent work on beside the others (a mask of its
+ * device indices, no lock): its home, and every device no other client with work in flight
+ * calls home. Each client gets a home at join, the device (among its own) fewest other
+ * clients call home, so 4 clients of 2 GPUs settle 2 per GPU while all are busy, and a GPU
+ * whose clients went idle is open to the rest; one whose clients left becomes the home of one
+ * of the clients sharing another (at most every 200 ms, in pg__node_others; ARCHITECTURE.md
+ * decision 33). */
+uint32_t pg__node_home_mask(pg__node *n);
 
 /* The bytes the other clients hold on each of this client's devices (no lock). */
 void pg__node_others_bytes(pg__node *n, uint64_t *bytes);

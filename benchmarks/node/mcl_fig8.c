@@ -9,8 +9,9 @@
  * does.
  *
  * Usage: mcl_fig8 [--gpu] [--procs 4] [--seconds 2] [--out fig8.csv]
- *   --gpu: devices cuda:0 / cuda:1 pinned, cuda shared; else CPU devices: host:1 pinned (each
- *   process its own CPU device), host:2 shared. */
+ *   --gpu: devices cuda:0 / cuda:1 pinned, cuda:0,1 shared (not "cuda": on a machine of 4 GPUs
+ *   that gave the shared and blind modes twice static's GPUs, as on 4 x H200 at 6c75b36); else
+ *   CPU devices: host:1 pinned (each process its own CPU device), host:2 shared. */
 #include "node_common.h"
 
 #include <string.h>
@@ -93,7 +94,7 @@ int main(int argc, char **argv) {
         }
     }
     const char *pin[2] = {gpu ? "cuda:0" : "host:1", gpu ? "cuda:1" : "host:1"};
-    const char *shared = gpu ? "cuda" : "host:2";
+    const char *shared = gpu ? "cuda:0,1" : "host:2";
 
     /* Calibration: each job alone on one pinned device, so that both take `seconds`; twice,
      * the second time at a tenth of the target, since a first run of a few tasks is mostly

@@ -9,6 +9,12 @@
  * - admission: a call whose array does not fit beside another process's memory (under
  *   device_memory_limit) waits until that memory is freed, then runs; one that could never fit
  *   fails at once naming the sizes;
+ * - four processes on host:2, all busy (a held kernel each), settle two per device: each
+ *   places its independent calls on one device (its home), as pinning would, rather than
+ *   spreading them over both (4 processes time-sharing each GPU); once the others are idle,
+ *   one process's calls spread over both devices again;
+ * - a home left by every process that called it home is taken by one of the processes that
+ *   share another (clients of the node in this process);
  * - another user (as root: a child run as nobody) gets a node of its own, sees nothing of ours
  *   and cannot open our state. */
 #include "check.h"
@@ -143,6 +149,69 @@ static int child_place(int other) {
     pg_dag_free(dag);
     printf("seen %d devices %d %d\n", seen, dev[0], dev[1]);
     fflush(stdout);
+    REQUIRE_OK(pg_runtime_free(rt));
+    return 0;
+}
+
+/* The devices of the kernel vertices named `name` in rt's DAG after the first `skip`, as
+ * " d d d ...". */
+static void devices_of(pg_runtime *rt, const char *name, int skip, char *out, size_t size) {
+    pg_dag *dag = NULL;
+    REQUIRE_OK(pg_dag_snapshot(rt, &dag));
+    size_t nv = 0, len = 0;
+    REQUIRE_OK(pg_dag_vertex_count(dag, &nv));
+    out[0] = '\0';
+    for (size_t i = 0; i < nv; i++) {
+        pg_dag_vertex_info v;
+        REQUIRE_OK(pg_dag_vertex(dag, i, &v));
+        if (v.kind == PG_DAG_KERNEL && !strcmp(v.name, name) && skip-- <= 0 && len + 8 < size)
+            len += (size_t)snprintf(out + len, size - len, " %d", v.device);
+    }
+    pg_dag_free(dag);
+}
+
+enum { SETTLE_CALLS = 8 };
+
+/* One of four processes on host:2: holds a kernel (it is busy), then places SETTLE_CALLS
+ * independent calls while all four are busy and prints their devices; the first (`again`)
+ * places as many more once the others are idle. */
+static int child_settle(int again) {
+    pg_runtime *rt = runtime("host:2", NULL);
+    pg_kernel *hold = kernel(rt, "hold"), *add = kernel(rt, "add");
+    static volatile int flag;
+    enum { N = 1 << 12 };
+    say("joined");
+    hear("hold");
+    pg_array *h = array(rt, N);
+    pg_arg hargs[] = {pg_arg_array(h), pg_arg_int(N), pg_arg_uint((uint64_t)(uintptr_t)&flag)};
+    REQUIRE_OK(pg_kernel_launch(hold, (pg_dim3){N / 256, 1, 1}, (pg_dim3){256, 1, 1}, 0, hargs, 3));
+    say("held");
+    hear("place");
+    static float host[N];
+    for (int round = 0; round < 1 + again; round++) {
+        for (int i = 0; i < SETTLE_CALLS; i++) {
+            pg_array *x = array(rt, N), *y = array(rt, N);
+            REQUIRE_OK(pg_array_write(x, 0, N, host));
+            pg_arg args[] = {pg_arg_array(y), pg_arg_array(x), pg_arg_int(N)};
+            REQUIRE_OK(
+                pg_kernel_launch(add, (pg_dim3){N / 256, 1, 1}, (pg_dim3){256, 1, 1}, 0, args, 3));
+            REQUIRE_OK(pg_array_free(x));
+            REQUIRE_OK(pg_array_free(y));
+        }
+        char devs[256];
+        devices_of(rt, "add", round * SETTLE_CALLS, devs, sizeof devs);
+        printf("devices%s\n", devs);
+        fflush(stdout);
+        if (round == 0) {
+            hear("release");
+            flag = 1;
+            REQUIRE_OK(pg_runtime_sync(rt)); /* idle from here: nothing in flight */
+            say("idle");
+            if (again)
+                hear("again"); /* the others are idle too */
+        }
+    }
+    hear("bye");
     REQUIRE_OK(pg_runtime_free(rt));
     return 0;
 }
@@ -328,6 +397,93 @@ static void placement_and_kill(void) {
     pg_string_free(s);
 }
 
+/* Counts of 0s and 1s in "devices 0 1 ..."; 0 if the line is not that. */
+static int count_devices(const char *line, int *n0, int *n1) {
+    *n0 = *n1 = 0;
+    if (strncmp(line, "devices", 7))
+        return 0;
+    for (const char *p = line + 7; *p; p++) {
+        *n0 += *p == '0';
+        *n1 += *p == '1';
+    }
+    return 1;
+}
+
+/* Four processes on two devices, all busy: two call each device home and place every
+ * independent call there (before: each spread its calls over both, so each device time-shared
+ * four processes' work where pinning gives it two). Then, with three of them idle, the fourth's
+ * calls spread over both devices again. */
+static void settle_and_spread(void) {
+    enum { P = 4 };
+    child c[P];
+    char line[256];
+    for (int i = 0; i < P; i++) { /* all join before any is busy, as processes started together */
+        c[i] = spawn("settle", i == 0 ? "1" : "0", 0);
+        CHECK(!strcmp(next_line(&c[i], 60000, line, sizeof line), "joined\n"));
+    }
+    for (int i = 0; i < P; i++) {
+        tell(&c[i], "hold");
+        CHECK(!strcmp(next_line(&c[i], 60000, line, sizeof line), "held\n"));
+    }
+    int home[2] = {0, 0};
+    for (int i = 0; i < P; i++) {
+        tell(&c[i], "place");
+        int n0 = 0, n1 = 0;
+        CHECK(count_devices(next_line(&c[i], 60000, line, sizeof line), &n0, &n1));
+        CHECK(n0 + n1 == SETTLE_CALLS);
+        CHECK(n0 == 0 || n1 == 0); /* concentrated on one device */
+        if (n0 && n1)
+            fprintf(stderr, "process %d placed its calls on both devices while all were busy: %s",
+                    i, line);
+        if (n0 + n1 == SETTLE_CALLS && (n0 == 0 || n1 == 0))
+            home[n0 ? 0 : 1]++;
+    }
+    CHECK(home[0] == 2 && home[1] == 2); /* two per device */
+    for (int i = 0; i < P; i++) {
+        tell(&c[i], "release");
+        CHECK(!strcmp(next_line(&c[i], 60000, line, sizeof line), "idle\n"));
+    }
+    tell(&c[0], "again");
+    int n0 = 0, n1 = 0;
+    CHECK(count_devices(next_line(&c[0], 60000, line, sizeof line), &n0, &n1));
+    CHECK(n0 + n1 == SETTLE_CALLS);
+    CHECK(n0 > 0 && n1 > 0); /* the others idle: its calls spread over both devices */
+    if (!(n0 > 0 && n1 > 0))
+        fprintf(stderr, "alone in work, process 0 placed its calls on one device: %s", line);
+    for (int i = 0; i < P; i++) {
+        tell(&c[i], "bye");
+        CHECK(finish(&c[i]) == 0);
+    }
+}
+
+/* Three clients of host:0 and host:1 (in this process): homes 0, 1, 0. The one homed on
+ * host:1 leaves; within a reap period, one of the two sharing host:0 moves its home to host:1,
+ * so while the other is busy on host:0 it keeps to host:1 alone. Before: it stayed on host:0
+ * beside the other, for good (its work follows its data there). */
+static void vacated_home_is_taken(void) {
+    const char *keys[] = {"host:0", "host:1"};
+    pg__node *a = NULL, *b = NULL, *c = NULL;
+    REQUIRE_OK(pg__node_join("c", 2, keys, &a));
+    REQUIRE_OK(pg__node_join("c", 2, keys, &b));
+    REQUIRE_OK(pg__node_join("c", 2, keys, &c));
+    pg__node_publish_load(a, 0, 1, 1000);
+    pg__node_publish_load(b, 1, 1, 1000);
+    CHECK(pg__node_home_mask(c) == 1u); /* beside busy a on host:0; busy b calls host:1 home */
+    pg__node_leave(b);
+    uint64_t inflight[2], backlog[2];
+    int clients[2];
+    for (int i = 0; i < 20 && pg__node_home_mask(c) != 2u; i++) {
+        struct timespec t = {0, 50000000};
+        nanosleep(&t, 0);
+        pg__node_others(c, inflight, backlog, clients); /* reaps and rehomes every 200 ms */
+    }
+    CHECK(pg__node_home_mask(c) == 2u); /* its home is host:1 now; host:0 is a's, busy */
+    CHECK(pg__node_home_mask(a) == 3u); /* a's home is host:0; c is not busy */
+    pg__node_publish_load(a, 0, 0, 0);
+    pg__node_leave(c);
+    pg__node_leave(a);
+}
+
 /* A client killed while holding the node's lock: the next locker repairs (robust mutex), it
  * does not wait for ever; the dead client is gone. alarm: a hang fails the test. */
 static void dies_holding_the_lock(void) {
@@ -395,7 +551,7 @@ static void other_user(const char *node_dir) {
     }
     pg_runtime *rt = runtime("host:1", NULL); /* our node exists and lists us */
     char state[1200], line[256], pidarg[1300];
-    snprintf(state, sizeof state, "%s/polygpu-0/node-v1", node_dir);
+    snprintf(state, sizeof state, "%s/polygpu-0/node-v2", node_dir);
     snprintf(pidarg, sizeof pidarg, "%d:%s", (int)getpid(), state);
     child o = spawn("other", pidarg, 1);
     int own = -1, ours = -1, opened = -1, err = 0;
@@ -410,7 +566,7 @@ static void other_user(const char *node_dir) {
     CHECK(stat(state, &st) == 0 && (st.st_mode & 0777) == 0600 && st.st_uid == 0);
     snprintf(state, sizeof state, "%s/polygpu-0", node_dir);
     CHECK(stat(state, &st) == 0 && (st.st_mode & 0777) == 0700);
-    snprintf(state, sizeof state, "%s/polygpu-65534/node-v1", node_dir);
+    snprintf(state, sizeof state, "%s/polygpu-65534/node-v2", node_dir);
     CHECK(stat(state, &st) == 0 && st.st_uid == 65534);
     REQUIRE_OK(pg_runtime_free(rt));
 }
@@ -446,6 +602,8 @@ int main(int argc, char **argv) {
             return child_want();
         if (!strcmp(m, "want_two"))
             return child_want_two();
+        if (!strcmp(m, "settle"))
+            return child_settle(atoi(arg));
         if (!strcmp(m, "die_locked"))
             return child_die_locked();
         if (!strcmp(m, "other"))
@@ -465,6 +623,8 @@ int main(int argc, char **argv) {
     pg_string_free(s);
 
     placement_and_kill();
+    settle_and_spread();
+    vacated_home_is_taken();
     dies_holding_the_lock();
     admission(0);
     admission(1);
