@@ -1,7 +1,7 @@
 /* blas.c: the built-in tasks (pg_task_builtin) — gemm, axpy and dot in float32 and float64,
  * row-major as NumPy — over OpenBLAS's CBLAS on CPU devices and cuBLAS on GPUs, both loaded
  * with dlopen when a task is made (a library that is missing leaves its devices out). */
-#include "core/internal.h"
+#include "core/objects.h"
 
 #include <dlfcn.h>
 #include <limits.h>

@@ -2,7 +2,11 @@
  * which computations each one reads from, and which values are lost or failed. State changes
  * when work is issued, not when it finishes, so later computations plan against the future
  * state (docs/ARCHITECTURE.md). It decides; core/issue.c hands the copies to streams. */
-#include "core/internal.h"
+#include "core/coherence.h"
+#include "core/array.h"
+#include "core/comp.h"
+#include "core/pieces.h"
+#include "core/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,8 @@
  * the nodes a history stores. Core decides which readers are done (dag never does): asking a
  * GPU costs about a microsecond, so a prune asks at most once per stream, about the newest
  * reader there (streams run in order: its completion settles all older ones). */
-#include "core/internal.h"
+#include "core/deps.h"
+#include "core/comp.h"
 
 #include <stdlib.h>
 

@@ -25,7 +25,15 @@
  * counts. As a backstop for what the structure above rules out, a thread whose placement
  * starts over MAX_RESTARTS times in a row (each time after waiting for other work to finish)
  * without getting its room fails the same way. */
-#include "core/internal.h"
+#include "core/evict.h"
+#include "core/array.h"
+#include "core/capture.h"
+#include "core/comp.h"
+#include "core/issue.h"
+#include "core/observe.h"
+#include "core/pieces.h"
+#include "core/util.h"
+#include "core/waits.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,7 +318,7 @@ static pg__comp *oldest_inflight(pg__runtime *rt, int dev) {
  * the others is waited for, with the lock dropped; then *again is set (the caller starts
  * over). mark: the arguments of the computation being placed, never evicted. */
 static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t mark, int *again) {
-    pg__exec_sweep(rt, 1 << 30); /* finished work releases arrays the script freed */
+    pg__comp_sweep(rt, 1 << 30); /* finished work releases arrays the script freed */
     if (rt->stats.device_bytes[dev] <= target)
         return PG_OK;
     cand *cs;
@@ -361,7 +369,7 @@ static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t m
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int i = 0; i < w.n; i++) {
         if (!st)
-            st = pg__exec_wait(rt, w.c[i]);
+            st = pg__wait_comp(rt, w.c[i]);
         pg__comp_unref(rt, w.c[i]);
     }
     pg__free(w.c);

@@ -8,7 +8,10 @@
  * on a device are the runtime's coherence acting on the views. Public calls only, except the
  * launch on a chosen device and the performance models' predictions. */
 #include "core/gemm_plan.h"
-#include "core/internal.h"
+#include "core/graph.h"
+#include "core/handle.h"
+#include "core/kernel.h"
+#include "core/models.h"
 #include "core/power.h"
 
 #include <stdio.h>

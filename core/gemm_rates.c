@@ -5,7 +5,8 @@
  * (one line per class and dtype, written atomically) so later processes skip the measurement.
  * Called without the runtime's lock: the measurement is public calls (arrays, launches, a
  * sync). */
-#include "core/internal.h"
+#include "core/handle.h"
+#include "core/kernel.h"
 
 #include "nvrtc/kernel_cache.h"
 

@@ -3,7 +3,7 @@
  * doubly freed handle is reported instead of touching freed memory; each slot also names the
  * runtime that owns the object, which an entering call pins so that a concurrent close waits
  * for it instead of freeing the runtime under it. */
-#include "core/internal.h"
+#include "core/handle.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -19,7 +19,15 @@
  * value is lost or failed there) and the piece's elements. Values travel through host memory
  * for now: the sender reads the piece on the host (waiting for its producer), the receiver
  * writes it there and the usual coherence brings it to the device that needs it. */
-#include "core/internal.h"
+#include "core/ranks.h"
+#include "core/array.h"
+#include "core/coherence.h"
+#include "core/exec.h"
+#include "core/graph.h"
+#include "core/handle.h"
+#include "core/pieces.h"
+#include "core/util.h"
+#include "core/waits.h"
 #include "net/transport.h"
 
 #include <pthread.h>

@@ -1,5 +1,23 @@
 /* runtime.c: runtime lifetime — options, backend choice, devices, interconnect, stats. */
-#include "core/internal.h"
+#include "core/array.h"
+#include "core/bounds.h"
+#include "core/comp.h"
+#include "core/engine.h"
+#include "core/exec.h"
+#include "core/graph.h"
+#include "core/handle.h"
+#include "core/kernel.h"
+#include "core/launch_limits.h"
+#include "core/links.h"
+#include "core/models.h"
+#include "core/observe.h"
+#include "core/options.h"
+#include "core/pieces.h"
+#include "core/profile.h"
+#include "core/ranks.h"
+#include "core/streams.h"
+#include "core/util.h"
+#include "core/waits.h"
 #include "core/power.h"
 #include "devices/sim/sim_backend.h"
 
@@ -98,6 +116,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     pthread_mutex_init(&rt->mu, NULL);
     pthread_cond_init(&rt->cond, NULL);
+    pg__engine_init(rt); /* the hooks lower modules reach upper ones through (core/engine.c) */
     rt->fork_gen = pg__fork_generation();
     pg_status st = pg__options_resolve(opts, &rt->opt);
     int local_rank = 0, local_size = 1;
@@ -217,7 +236,7 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
         st = pg__trace_write_file(rt, rt->opt.trace);
     if (rt->opt.profile[0]) {
         pthread_mutex_lock(&rt->mu);
-        pg__exec_sweep(rt, 1 << 30); /* the last kernels' durations */
+        pg__comp_sweep(rt, 1 << 30); /* the last kernels' durations */
         pg_status pst = pg__profile_write(rt);
         pthread_mutex_unlock(&rt->mu);
         if (!st)
@@ -225,7 +244,7 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
     }
     if (rt->opt.models) {
         pthread_mutex_lock(&rt->mu);
-        pg__exec_sweep(rt, 1 << 30);
+        pg__comp_sweep(rt, 1 << 30);
         pg_status mst = pg__models_save(rt);
         pthread_mutex_unlock(&rt->mu);
         if (!st)
@@ -245,7 +264,7 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
         pg__handle_release(k->handle);
         pg__kernel_unref(k);
     }
-    pg__exec_sweep(rt, 1 << 30);
+    pg__comp_sweep(rt, 1 << 30);
     pthread_mutex_unlock(&rt->mu);
     destroy(rt);
     return st;

@@ -1,5 +1,5 @@
 /* util.c: small shared helpers of core — the clock, logging, freeing a returned string. */
-#include "core/internal.h"
+#include "core/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

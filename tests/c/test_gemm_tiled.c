@@ -10,7 +10,7 @@
 #include "gemm_ref.h"
 
 #include "core/gemm_plan.h"
-#include "core/internal.h"
+#include "core/kernel.h"
 #include "devices/host/host_inject.h"
 
 #include <math.h>
