@@ -77,6 +77,15 @@ static void prune(pg__runtime *rt, pg__history *h) {
     pg__history_prune(h, keep_reader, drop, rt);
 }
 
+static int not_known_done(void *rt, void *node) {
+    (void)rt;
+    return !pg__comp_known_done(node);
+}
+
+void pg__dag_drop_done(pg__runtime *rt, pg__array *a) {
+    pg__history_prune(&a->hist, not_known_done, drop, rt);
+}
+
 pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c) {
     /* Reserve first, so a failure leaves every history as it was. */
     for (int i = 0; i < c->nargs; i++) {

@@ -12,6 +12,9 @@ pg_status pg__dag_parents(pg__runtime *rt, const pg__carg *args, int nargs, pg__
                           pg__comp **inline_buf, int inline_cap);
 /* Record c in each array's history (after c was accepted). */
 pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c);
+/* Drop from a's history the readers known to be done (they order nothing any more); asks no
+ * device. */
+void pg__dag_drop_done(pg__runtime *rt, pg__array *a);
 void pg__dag_forget(pg__runtime *rt, pg__array *a); /* drop a's history (array freed) */
 
 #endif

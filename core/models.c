@@ -210,6 +210,10 @@ static double threads_per_s(const pg_device_info *in) {
     return units * 1e9 / COLD_CPU_THREAD_NS;
 }
 
+double pg__models_cold_rate(const pg__runtime *rt, int dev) {
+    return dev >= 0 && dev < rt->ndev ? threads_per_s(&rt->dev[dev].info) : 0;
+}
+
 uint64_t pg__models_estimate_ns(pg__runtime *rt, const pg__comp *c, int dev) {
     if (c->kind != PG__KERNEL || !c->kernel || dev < 0 || dev >= rt->ndev)
         return 1;

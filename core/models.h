@@ -19,6 +19,9 @@ int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_
 /* c's duration on dev: the model's prediction when calibrated, else a cold estimate from its
  * threads (a task: its argument bytes) and the device's throughput class. Never 0. */
 uint64_t pg__models_estimate_ns(pg__runtime *rt, const pg__comp *c, int dev);
+/* The device's throughput class measured at start-up (simple threads per second), for weighing
+ * devices before the models know a kernel. */
+double pg__models_cold_rate(const pg__runtime *rt, int dev);
 /* The devices' queued work: c's predicted and estimated durations are added to its device's
  * queued_ns and backlog_ns when it is issued there, and removed when it is seen finished. */
 void pg__models_queue_add(pg__runtime *rt, pg__comp *c, int dev);

@@ -250,6 +250,10 @@ struct pg__kernel {
     /* core/split.c: its signature says what each block writes of every array it writes
      * (splittable); split: 1 auto, 0 off, 2 on (pg_kernel_split), -1 the runtime's option */
     int splittable, split;
+    /* The last split of a launch of it (core/split.c): the grid's blocks and devices it was
+     * for, and its bounds, kept while the devices' throughputs say about the same. */
+    uint64_t split_nblocks, split_lo[PG_MAX_DEVICES + 1];
+    uint32_t split_devs;
     pg_task_impls impls;
 };
 

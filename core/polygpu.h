@@ -387,8 +387,8 @@ pg_status pg_array_copy_from_device(pg_array *a, uint64_t src, size_t bytes, uin
 pg_status pg_array_adopt_host(pg_runtime *rt, pg_dtype dtype, int ndim, const int64_t *shape,
                               void *ptr, void (*release)(void *ctx), void *ctx, pg_array **out);
 pg_status pg_array_adopt_device(pg_runtime *rt, pg_dtype dtype, int ndim, const int64_t *shape,
-                                void *ptr, uint64_t stream, void (*release)(void *ctx),
-                                void *ctx, pg_array **out);
+                                void *ptr, uint64_t stream, void (*release)(void *ctx), void *ctx,
+                                pg_array **out);
 
 /* Zero-copy host access to the whole array: *ptr stays valid until the matching unmap.
  * PG_ACCESS_IN waits for the last writer; OUT/INOUT also wait for readers, and make the host
@@ -820,12 +820,16 @@ typedef struct pg_policy_device {
                            (taken when each was issued) */
 } pg_policy_device;
 
+/* pg_policy_array.readers counts no further: a policy asks whether a value is shared. */
+#define PG_POLICY_READERS_MAX 64
+
 typedef struct pg_policy_array {
     uint64_t nbytes;
     uint32_t valid; /* location bitmask holding the current value */
     pg_access access;
     uint32_t readers; /* other kernels reading its current value that have not been seen
-                         finished: 0, a value no other call is using now */
+                         finished, counted up to PG_POLICY_READERS_MAX: 0, a value no other
+                         call is using now */
 } pg_policy_array;
 
 typedef struct pg_policy_view {

@@ -17,6 +17,8 @@
 #include "core/handle.h"
 #include "core/pieces.h"
 #include "core/waits.h"
+#include "core/models.h"
+#include "policies/split_shares.h"
 
 #include "base/alloc.h"
 
@@ -257,6 +259,33 @@ static uint64_t missing_bytes(const pg__comp *c, int dev, uint64_t b0, uint64_t 
     return bytes;
 }
 
+/* The bounds of each device's range of c's nblocks blocks (devs[0..n)): proportional to the
+ * models' predictions for an equal share when every device has one for this kernel (measured
+ * throughput), else to the devices' throughput classes measured at start-up; the kernel's last
+ * split for the same grid and devices is kept unless a share moved by more than
+ * PG__SPLIT_KEEP (policies/split_shares.c). */
+static void shares(pg__runtime *rt, const pg__comp *c, const int *devs, int n, uint64_t nblocks,
+                   uint64_t *bound) {
+    pg__kernel *k = c->kernel;
+    double w[PG_MAX_DEVICES];
+    uint64_t share_bytes = pg__models_args_bytes(c) / (uint64_t)n;
+    int measured = 1;
+    uint32_t mask = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t p = pg__models_predict(rt, k->name, devs[i], share_bytes);
+        measured &= p > 0;
+        w[i] = p > 0 ? 1e9 / (double)p : 0;
+        mask |= 1u << devs[i];
+    }
+    for (int i = 0; !measured && i < n; i++)
+        w[i] = pg__models_cold_rate(rt, devs[i]);
+    int same = k->split_nblocks == nblocks && k->split_devs == mask;
+    pg__split_shares(nblocks, n, w, same ? k->split_lo : NULL, bound);
+    k->split_nblocks = nblocks;
+    k->split_devs = mask;
+    memcpy(k->split_lo, bound, sizeof(uint64_t) * (size_t)(n + 1));
+}
+
 pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
     *done = 0;
     pg__kernel *k = c->kernel;
@@ -283,21 +312,25 @@ pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
                                      "cannot: %s",
                                      k->name, why)
                          : PG_OK;
-    /* Equal ranges, in device order: the same split every launch of the same grid, so that the
-     * ranges one launch writes are where the next one reads them. */
+    /* Ranges proportional to each device's throughput for this kernel, contiguous in device
+     * order, and the same from launch to launch while the throughputs say about the same, so
+     * that the ranges one launch writes are where the next one reads them. */
     int ndevparts = nblocks < (uint64_t)ndev ? (int)nblocks : ndev;
+    uint64_t bound[PG_MAX_DEVICES + 1];
+    shares(rt, c, devs, ndevparts, nblocks, bound);
     uint64_t lo[MAX_PARTS + 1];
     int dev_of[MAX_PARTS], parts = 0;
     pg_status st = PG_OK;
     for (int i = 0; !st && i < ndevparts; i++)
-        st = cut_part(rt, c, nblocks * (uint64_t)i / (uint64_t)ndevparts,
-                      nblocks * (uint64_t)(i + 1) / (uint64_t)ndevparts);
+        if (bound[i + 1] > bound[i])
+            st = cut_part(rt, c, bound[i], bound[i + 1]);
     /* A device whose range's inputs must come over a link gets its range in several parts, so
      * that the copy of one overlaps the blocks of the one before (as a script's partitions do):
      * one part per PIPE_BYTES to copy, at most PIPE_PARTS. */
     for (int i = 0; !st && i < ndevparts; i++) {
-        uint64_t b0 = nblocks * (uint64_t)i / (uint64_t)ndevparts,
-                 b1 = nblocks * (uint64_t)(i + 1) / (uint64_t)ndevparts;
+        uint64_t b0 = bound[i], b1 = bound[i + 1];
+        if (b1 <= b0) /* too slow for even one block of this grid */
+            continue;
         uint64_t sub = missing_bytes(c, devs[i], b0, b1) / PIPE_BYTES;
         sub = sub < 1 ? 1 : sub > PIPE_PARTS ? PIPE_PARTS : sub;
         sub = sub > b1 - b0 ? b1 - b0 : sub;
