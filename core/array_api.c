@@ -207,9 +207,9 @@ static pg_status host_copy(pg_array *h, uint64_t first, uint64_t count, void *ds
         uint64_t hi = p->off + p->size < end ? p->off + p->size : end;
         char *host = (char *)r->host + pos * es;
         char *user = (char *)(dst ? dst : (void *)(uintptr_t)src) + (pos - start) * es;
-        pthread_mutex_unlock(&rt->mu);
+        pg__unlock(rt);
         memcpy(dst ? user : host, dst ? host : user, (hi - pos) * es);
-        pthread_mutex_lock(&rt->mu);
+        pg__lock(rt);
         st = piece_end(rt, p);
         pos = hi;
     }

@@ -202,6 +202,22 @@ pg__runtime *pg__enter_runtime(pg_runtime *h, const char *fn) {
     return pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt) ? rt : NULL;
 }
 
+void pg__lock(pg__runtime *rt) {
+    pthread_mutex_lock(&rt->mu);
+}
+
+void pg__unlock(pg__runtime *rt) {
+    pthread_mutex_unlock(&rt->mu);
+}
+
+void pg__cond_wait(pg__runtime *rt) {
+    pthread_cond_wait(&rt->cond, &rt->mu);
+}
+
+int pg__cond_wait_until(pg__runtime *rt, const struct timespec *until) {
+    return pthread_cond_timedwait(&rt->cond, &rt->mu, until) == ETIMEDOUT;
+}
+
 void pg__leave(pg__runtime *rt) {
     pthread_mutex_unlock(&rt->mu);
     pg__unpin(rt);

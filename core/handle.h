@@ -5,6 +5,8 @@
 
 #include "core/objects.h"
 
+#include <time.h>
+
 /* ---- handles: user-visible pointers are generation-checked ids, so a freed or doubly freed
  * handle is detected instead of touching freed memory. */
 enum { PG__H_RUNTIME = 1, PG__H_ARRAY = 2, PG__H_KERNEL = 3, PG__H_GRAPH = 4 };
@@ -27,6 +29,16 @@ pg__array *pg__enter_array(pg_array *h, const char *fn);
 pg__kernel *pg__enter_kernel(pg_kernel *h, const char *fn);
 pg__runtime *pg__enter_runtime(pg_runtime *h, const char *fn);
 void pg__leave(pg__runtime *rt); /* unlock and unpin */
+/* The lock inside a call that entered (it stays pinned): dropped around what must not hold it
+ * (a copy to the user's memory, a compile, a wait on a device) and taken again; and by the close,
+ * which owns the runtime once every other call has left. Nothing else in core/ touches rt->mu
+ * (tests/layers/check_door.py). */
+void pg__lock(pg__runtime *rt);
+void pg__unlock(pg__runtime *rt);
+/* One wait on rt->cond with the lock held (it is dropped while waiting); the _until form
+ * returns 1 when the time (CLOCK_REALTIME) passed. */
+void pg__cond_wait(pg__runtime *rt);
+int pg__cond_wait_until(pg__runtime *rt, const struct timespec *until);
 void pg__unpin(pg__runtime *rt); /* unpin only (lock already dropped) */
 /* Close: marks the runtime closing (new calls are refused, waits of other threads end) and
  * releases its handle; *forked says the runtime was inherited through fork(). NULL with the

@@ -60,7 +60,7 @@ pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
     pg__runtime *rt;
     if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_kernel_new", &rt))
         return PG_ERROR_STATE;
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     pg_status st = new_kernel(rt, source, name, signature, options, out);
     pg__unpin(rt);
     return st;
@@ -156,7 +156,7 @@ pg_status pg_task_new(pg_runtime *rth, const char *name, const pg_task_impls *im
         return PG_ERROR_STATE;
     int can_call = rt->ops->call != NULL;
     const char *backend = rt->ops->name;
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     pg_status st = PG_OK;
     pg_param_info *params = NULL;
     int n = 0;
@@ -194,7 +194,7 @@ pg_status pg_task_new(pg_runtime *rth, const char *name, const pg_task_impls *im
 
 pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out) {
     pg_status st = PG_OK;
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     if (pg__closing_other(rt))
         st = pg__error(PG_ERROR_STATE, "pg_kernel_new: the runtime was closed during the compile");
     if (!st && rt->nkernels == rt->capkernels) {
@@ -210,14 +210,14 @@ pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out) {
     if (!st && !(k->handle = pg__handle_new(PG__H_KERNEL, k, rt)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
     if (st) {
-        pthread_mutex_unlock(&rt->mu);
+        pg__unlock(rt);
         return st;
     }
     k->live_index = rt->nkernels;
     rt->kernels[rt->nkernels++] = k;
     /* Read under the lock: once it is dropped, another thread closing the runtime frees k. */
     *out = (pg_kernel *)(uintptr_t)k->handle;
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     return PG_OK;
 }
 

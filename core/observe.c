@@ -272,9 +272,9 @@ pg_status pg__trace_write_file(pg__runtime *rt, const char *path) {
         path = mine;
     }
     pg_dag *dag = NULL;
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     pg_status st = snapshot_locked(rt, &dag);
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     if (!st)
         st = write_trace(dag, path);
     pg_dag_free(dag);

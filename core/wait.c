@@ -4,6 +4,7 @@
  * more. Every function here is entered with rt->mu held and drops it while waiting. */
 #include "core/waits.h"
 #include "core/comp.h"
+#include "core/handle.h"
 #include "core/util.h"
 
 #include <errno.h>
@@ -87,7 +88,7 @@ static pg_status after_slice(limits *l) {
 
 pg_status pg__wait_event(pg__runtime *rt, pg__bevent *e) {
     uint64_t t0 = pg__now_ns();
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     limits l = {0};
     pg_status st = start(&l);
     while (!st) {
@@ -104,7 +105,7 @@ pg_status pg__wait_event(pg__runtime *rt, pg__bevent *e) {
         pg__error_clear(); /* a slice ran out, as expected: wait again, or end in after_slice */
         st = after_slice(&l);
     }
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     rt->stats.host_wait_ns += pg__now_ns() - t0;
     return st;
 }
@@ -119,7 +120,7 @@ pg_status pg__wait_cond(pg__runtime *rt) {
     pthread_mutex_unlock(&check_mu);
     pg_status st = PG_OK;
     if (!d && !may_interrupt) {
-        pthread_cond_wait(&rt->cond, &rt->mu);
+        pg__cond_wait(rt);
     } else if (d && t0 >= d) {
         st = pg__error(PG_ERROR_TIMEOUT, "the wait ran past its time limit; the work goes on "
                                          "(nothing was cancelled)");
@@ -132,12 +133,12 @@ pg_status pg__wait_cond(pg__runtime *rt) {
         uint64_t ns = (uint64_t)ts.tv_nsec + slice;
         ts.tv_sec += (time_t)(ns / 1000000000u);
         ts.tv_nsec = (long)(ns % 1000000000u);
-        if (pthread_cond_timedwait(&rt->cond, &rt->mu, &ts) == ETIMEDOUT && may_interrupt) {
-            pthread_mutex_unlock(&rt->mu);
+        if (pg__cond_wait_until(rt, &ts) && may_interrupt) {
+            pg__unlock(rt);
             if (ask() == 1)
                 st =
                     pg__error(PG_ERROR_INTERRUPTED, "interrupted while waiting (the work goes on)");
-            pthread_mutex_lock(&rt->mu);
+            pg__lock(rt);
         }
     }
     rt->stats.host_wait_ns += pg__now_ns() - t0;
@@ -146,7 +147,7 @@ pg_status pg__wait_cond(pg__runtime *rt) {
 
 pg_status pg__wait_poll(pg__runtime *rt, pg_status (*poll)(void *ctx, int *done), void *ctx) {
     uint64_t t0 = pg__now_ns();
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     limits l = {0};
     pg_status st = start(&l);
     uint64_t checked = t0;
@@ -167,7 +168,7 @@ pg_status pg__wait_poll(pg__runtime *rt, pg_status (*poll)(void *ctx, int *done)
         else
             nanosleep(&(struct timespec){0, 50000}, NULL);
     }
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     rt->stats.host_wait_ns += pg__now_ns() - t0;
     return st;
 }
