@@ -26,6 +26,7 @@
  * starts over MAX_RESTARTS times in a row (each time after waiting for other work to finish)
  * without getting its room fails the same way. */
 #include "core/evict.h"
+#include "core/check.h"
 #include "core/array.h"
 #include "core/capture.h"
 #include "core/comp.h"
@@ -540,6 +541,7 @@ pg_status pg__evict_reserve(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s
     d->last_ws = total;
     for (int i = 0; i < ns; i++)
         sts[i]->dev_use[dev] = stamp;
+    PG__CHECK(pg__evict_invariant, rt, dev, c);
     return PG_OK;
 }
 
@@ -579,5 +581,43 @@ pg_status pg__evict_alloc(pg__runtime *rt, pg__array *a, int dev, pg__stream *s,
         return st;
     count_alloc(rt, dev, a->nbytes);
     a->dev_use[dev] = ++rt->use_clock;
+    PG__CHECK(pg__evict_invariant, rt, dev, NULL);
     return PG_OK;
+}
+
+/* Whether kernel c's arguments all have their buffer on dev; else which one lacks it. */
+static const pg__array *missing_buffer(const pg__comp *c, int dev) {
+    for (int i = 0; i < c->nargs; i++)
+        if (!c->args[i].array->store->dev[dev])
+            return c->args[i].array;
+    return NULL;
+}
+
+int pg__evict_invariant(const pg__runtime *rt, int dev, const pg__comp *c, char *why, size_t cap) {
+    uint64_t lim = limit_of(rt), used = rt->stats.device_bytes[dev];
+    if (lim && used > lim) {
+        snprintf(why, cap, "device %d holds %llu bytes, over device_memory_limit %llu", dev,
+                 (unsigned long long)used, (unsigned long long)lim);
+        return 1;
+    }
+    const pg__array *a = c ? missing_buffer(c, dev) : NULL;
+    if (a) {
+        snprintf(why, cap, "computation #%llu placed on device %d lacks array %llu's buffer there",
+                 (unsigned long long)c->id, dev, (unsigned long long)a->id);
+        return 1;
+    }
+    int seen = 0; /* bounded: a check, not a second scheduler */
+    for (const pg__comp *k = rt->inflight_head; k && seen < 256; k = k->next, seen++) {
+        if (k->kind != PG__KERNEL || k->device != dev || k->state != PG__ISSUED ||
+            pg__comp_known_done(k))
+            continue;
+        if ((a = missing_buffer(k, dev))) {
+            snprintf(why, cap,
+                     "array %llu's buffer on device %d is gone while kernel #%llu, "
+                     "still running there, uses it",
+                     (unsigned long long)a->id, dev, (unsigned long long)k->id);
+            return 1;
+        }
+    }
+    return 0;
 }
