@@ -39,11 +39,12 @@ static uint32_t unfinished_readers(pg__runtime *rt, const pg__comp *c, pg__array
 static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *devs,
                        pg_policy_array *arrays, pg_policy_view *v, uint32_t candidates) {
     uint32_t all = (1u << (rt->ndev + 1)) - 1;
+    uint64_t now = 0;
     for (int d = 0; d < rt->ndev; d++) {
         pg__device *dv = &rt->dev[d];
         int busy = 0;
         for (int s = 0; s < dv->nstreams; s++)
-            busy += pg__stream_busy(rt, dv->streams[s]);
+            busy += pg__stream_busy_at(rt, dv->streams[s], &now);
         devs[d].id = d;
         devs[d].busy_streams = busy;
         devs[d].streams = dv->nstreams;

@@ -60,24 +60,33 @@ pg_status pg__stream_get_new(pg__runtime *rt, int dev, pg__stream **out) {
  * device, and every launch then read the clock for each). */
 #define BUSY_PROBE_NS 100000u
 
-int pg__stream_busy(pg__runtime *rt, pg__stream *s) {
+int pg__stream_busy_at(pg__runtime *rt, pg__stream *s, uint64_t *now) {
     if (!s->last)
         return 0;
     if (pg__comp_known_done(s->last) || rt->dev[s->device].info.kind == PG_DEVICE_CPU)
         return !pg__comp_done(rt, s->last); /* finishes it without a query, or asks cheaply */
     /* The backend's clock where it has one: on simulated devices the window is virtual time,
-     * else the simulator's own speed would decide which streams look busy (and so placement). */
-    uint64_t now = rt->ops->clock_ns ? rt->ops->clock_ns(rt->b) : pg__now_ns();
-    if (now - s->probed_ns < BUSY_PROBE_NS)
+     * else the simulator's own speed would decide which streams look busy (and so placement).
+     * Read once per sweep over the streams (*now = 0: not yet): a launch over two GPUs with
+     * 32 streams each read it 64 times. */
+    if (!*now)
+        *now = rt->ops->clock_ns ? rt->ops->clock_ns(rt->b) : pg__now_ns();
+    if (*now - s->probed_ns < BUSY_PROBE_NS)
         return 1;
-    s->probed_ns = now;
+    s->probed_ns = *now;
     return !pg__comp_done(rt, s->last);
+}
+
+int pg__stream_busy(pg__runtime *rt, pg__stream *s) {
+    uint64_t now = 0;
+    return pg__stream_busy_at(rt, s, &now);
 }
 
 pg__stream *pg__stream_idle(pg__runtime *rt, int dev) {
     pg__device *d = &rt->dev[dev];
+    uint64_t now = 0;
     for (int i = 0; i < d->nstreams; i++)
-        if (!pg__stream_busy(rt, d->streams[i]))
+        if (!pg__stream_busy_at(rt, d->streams[i], &now))
             return d->streams[i];
     return NULL;
 }
