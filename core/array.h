@@ -1,5 +1,6 @@
 /* array.h: the array object (core/array.c) and adopted memory written home (core/array_api.c); the
- * public array entries are core/array_api.c's. */
+ * public array entries are core/array_api.c's. Owns an array's buffers (host, dev[]), rt->arrays
+ * (the live handles), adopted memory. */
 #ifndef PG_CORE_ARRAY_H
 #define PG_CORE_ARRAY_H
 

@@ -1,4 +1,4 @@
-/* bounds.h: check=bounds for views (core/bounds.c). */
+/* bounds.h: check=bounds for views (core/bounds.c). Owns rt->staging. */
 #ifndef PG_CORE_BOUNDS_H
 #define PG_CORE_BOUNDS_H
 

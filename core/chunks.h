@@ -1,4 +1,5 @@
-/* chunks.h: chunked outputs (core/chunks.c): copies that start per chunk while the kernel runs. */
+/* chunks.h: chunked outputs (core/chunks.c): copies that start per chunk while the kernel runs.
+ * Owns c->chunks. */
 #ifndef PG_CORE_CHUNKS_H
 #define PG_CORE_CHUNKS_H
 

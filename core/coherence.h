@@ -1,5 +1,6 @@
 /* coherence.h: coherence (core/coherence.c): which locations hold each piece's current value, where
- * a copy comes from, lost and failed values, failed devices. */
+ * a copy comes from, lost and failed values, failed devices. Owns a piece's valid, fresh, ready[],
+ * lost, uncomputed; a device's failed and failure. */
 #ifndef PG_CORE_COHERENCE_H
 #define PG_CORE_COHERENCE_H
 

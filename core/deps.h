@@ -1,4 +1,5 @@
-/* deps.h: dependencies (core/deps.c, over dag/history.h): parents from each piece's history. */
+/* deps.h: dependencies (core/deps.c, over dag/history.h): parents from each piece's history. Owns a
+ * piece's hist (the references it holds). */
 #ifndef PG_CORE_DEPS_H
 #define PG_CORE_DEPS_H
 

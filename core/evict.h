@@ -1,4 +1,6 @@
-/* evict.h: device memory (core/evict.c): bytes per device under the limit, eviction, write-back. */
+/* evict.h: device memory (core/evict.c): bytes per device under the limit, eviction, write-back.
+ * Owns rt->stats.device_bytes, an array's dev_use, dev_evicted, evict_mark, a device's loads,
+ * pingpong, last_ws. */
 #ifndef PG_CORE_EVICT_H
 #define PG_CORE_EVICT_H
 

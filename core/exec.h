@@ -1,5 +1,6 @@
 /* exec.h: the execution context (core/exec.c): submit, schedule, held-back work, host accesses,
- * sync, device accesses for other libraries. */
+ * sync, device accesses for other libraries. Owns rt->pending list, an array's map_comp, map_count,
+ * a computation's state from PENDING to ISSUED. */
 #ifndef PG_CORE_EXEC_H
 #define PG_CORE_EXEC_H
 

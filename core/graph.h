@@ -1,4 +1,5 @@
-/* graph.h: recordings (core/graph.c): pg_graph_begin .. pg_graph_end, replays. */
+/* graph.h: recordings (core/graph.c): pg_graph_begin .. pg_graph_end, replays. Owns pg__graph,
+ * rt->graphs, rt->rec. */
 #ifndef PG_CORE_GRAPH_H
 #define PG_CORE_GRAPH_H
 

@@ -1,4 +1,5 @@
-/* issue.h: the issue path (core/issue.c): the one path from a placed computation to a stream. */
+/* issue.h: the issue path (core/issue.c): the one path from a placed computation to a stream. Owns
+ * the order of work on streams (stream waits, events, a computation's issue). */
 #ifndef PG_CORE_ISSUE_H
 #define PG_CORE_ISSUE_H
 

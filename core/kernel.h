@@ -1,4 +1,5 @@
-/* kernel.h: kernels and tasks (core/kernel.c): made, bound, launched. */
+/* kernel.h: kernels and tasks (core/kernel.c): made, bound, launched. Owns pg__kernel, rt->kernels.
+ */
 #ifndef PG_CORE_KERNEL_H
 #define PG_CORE_KERNEL_H
 

@@ -1,4 +1,4 @@
-/* launch_limits.h: launch limits (core/limits.c). */
+/* launch_limits.h: launch limits (core/limits.c). Owns rt->limits_min and each device's limits. */
 #ifndef PG_CORE_LAUNCH_LIMITS_H
 #define PG_CORE_LAUNCH_LIMITS_H
 

@@ -1,4 +1,4 @@
-/* links.h: the interconnect matrix (core/links.c). */
+/* links.h: the interconnect matrix (core/links.c). Owns rt->ic and rt->policy_bw. */
 #ifndef PG_CORE_LINKS_H
 #define PG_CORE_LINKS_H
 

@@ -1,4 +1,5 @@
-/* models.h: performance models (core/models.c). */
+/* models.h: performance models (core/models.c). Owns rt->models, a device's queued_ns and
+ * backlog_ns, a computation's pred_ns, est_ns. */
 #ifndef PG_CORE_MODELS_H
 #define PG_CORE_MODELS_H
 

@@ -1,5 +1,5 @@
 /* observe.h: what core tells the record of recent computations (core/observe.c, over dag/record.h);
- * the DAG snapshot and the trace. */
+ * the DAG snapshot and the trace. Owns rt->records. */
 #ifndef PG_CORE_OBSERVE_H
 #define PG_CORE_OBSERVE_H
 

@@ -1,4 +1,4 @@
-/* options.h: options (core/options.c) and interned strings (core/intern.c). */
+/* options.h: options (core/options.c) and interned strings (core/intern.c). Owns rt->opt. */
 #ifndef PG_CORE_OPTIONS_H
 #define PG_CORE_OPTIONS_H
 

@@ -1,5 +1,6 @@
 /* pieces.h: views and pieces (core/pieces.c): which pieces hold an array's state, cuts and merges,
- * a launch's arguments expanded to pieces. */
+ * a launch's arguments expanded to pieces. Owns pieces, npieces, one, users, superseded, view_ends,
+ * merge_due of arrays. */
 #ifndef PG_CORE_PIECES_H
 #define PG_CORE_PIECES_H
 

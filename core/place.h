@@ -1,4 +1,5 @@
-/* place.h: placement (core/place.c): a device and a stream for a computation (Figure 5). */
+/* place.h: placement (core/place.c): a device and a stream for a computation (Figure 5). Writes
+ * nothing: reads the state, builds the policy's view, calls the policy. */
 #ifndef PG_CORE_PLACE_H
 #define PG_CORE_PLACE_H
 

@@ -1,4 +1,4 @@
-/* profile.h: timing profiles (core/profile.c). */
+/* profile.h: timing profiles (core/profile.c). Owns rt->prof. */
 #ifndef PG_CORE_PROFILE_H
 #define PG_CORE_PROFILE_H
 

@@ -1,4 +1,4 @@
-/* ranks.h: ranks (core/ranks.c). */
+/* ranks.h: ranks (core/ranks.c). Owns rt->ranks, an array's owner, rank_stale, rank_version. */
 #ifndef PG_CORE_RANKS_H
 #define PG_CORE_RANKS_H
 

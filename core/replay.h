@@ -1,5 +1,6 @@
 /* replay.h: plans (core/replay.c): capture what one replay issued, check that it fits, issue it
- * again. */
+ * again. Owns pg__plan, rt->cap, rt->cap_gens, an array's and a computation's cap_gen, cap_idx,
+ * cap_node. */
 #ifndef PG_CORE_REPLAY_H
 #define PG_CORE_REPLAY_H
 

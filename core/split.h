@@ -1,4 +1,5 @@
-/* split.h: one launch over several devices (core/split.c). */
+/* split.h: one launch over several devices (core/split.c). Owns a kernel's splittable, split and
+ * its last split. */
 #ifndef PG_CORE_SPLIT_H
 #define PG_CORE_SPLIT_H
 

@@ -1,4 +1,5 @@
-/* streams.h: streams (core/streams.c): per device, reused least recently used; the copy stream. */
+/* streams.h: streams (core/streams.c): per device, reused least recently used; the copy stream.
+ * Owns pg__stream and each device's streams[], copy_stream. */
 #ifndef PG_CORE_STREAMS_H
 #define PG_CORE_STREAMS_H
 

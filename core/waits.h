@@ -1,5 +1,6 @@
 /* waits.h: waits that end (core/wait.c): on an event, on the runtime's condition, on a poll, on a
- * computation; deadlocks with this thread's own host accesses are refused. */
+ * computation; deadlocks with this thread's own host accesses are refused. Owns a host access's
+ * holders (c->holder). */
 #ifndef PG_CORE_WAITS_H
 #define PG_CORE_WAITS_H
 
