@@ -527,8 +527,9 @@ def execute(plan, ctx):
                 trace_polygpu(ctx["pg"], mod, size, plan.nparts, devices, plan.policy, stem, args)
                 extra["trace"] = stem + "-trace.json"
                 import trace_summary  # beside this file
-                names, events = trace_summary.load(extra["trace"])
-                extra["trace_summary"] = trace_summary.summarize(names, events)
+                names, events, gpu, status = trace_summary.load(extra["trace"])
+                extra["trace_summary"] = trace_summary.summarize(names, events) + \
+                    trace_summary.gpu_lines(trace_summary.gpu_attribution(names, gpu), status)
                 for line in extra["trace_summary"]:
                     log("    trace: " + line)
         else:

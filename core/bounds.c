@@ -13,7 +13,7 @@
 #include "core/comp.h"
 
 #include "base/alloc.h"
-#include "devices/host/host_guard.h"
+#include "devices/registry.h"
 
 #include <stdio.h>
 
@@ -141,7 +141,7 @@ pg_status pg__bounds_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *f
     any = 0;
     for (int i = 0; i < n; i++)
         any |= elems[i] != 0;
-    if (!any || rt->dev[dev].info.kind != PG_DEVICE_CPU) {
+    if (!any || !rt->dev[dev].entry->label_buffer) {
         if (rt->cap && !c->block_count)
             pg__plan_note_launch(rt, c, s, fn);
         else if (rt->cap)
@@ -169,7 +169,7 @@ pg_status pg__bounds_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *f
             }
             char what[384];
             label(c, i, c->args[c->slot_arg[i]].array, elems[i], what, sizeof what);
-            pg__host_guard_label(own[i], what);
+            rt->dev[dev].entry->label_buffer(own[i], what);
             st = rt->ops->copy(rt->b, s->b, dev, own[i], dev, orig[i], bytes, NULL);
             queued |= !st;
         }

@@ -271,8 +271,8 @@ pg_status pg__coh_fault_cause(pg__runtime *rt, pg_status st) {
             len += (size_t)w;
         }
         return pg__error(st, "%s (%s %d failed earlier: %s%s)", msg,
-                         rt->dev[d].info.kind == PG_DEVICE_CPU ? "CPU device" : "GPU", d, why,
-                         running);
+                         rt->dev[d].info.device_class == PG_CLASS_CPU ? "CPU device" : "GPU", d,
+                         why, running);
     }
     return pg__error(st, "%s", msg);
 }

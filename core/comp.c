@@ -190,7 +190,8 @@ static void describe(pg__runtime *rt, const pg__comp *c, const char *what, char 
     char where[48] = "the host";
     if (c->device >= 0 && c->device < rt->ndev)
         snprintf(where, sizeof where, "%s %d",
-                 rt->dev[c->device].info.kind == PG_DEVICE_CPU ? "CPU device" : "GPU", c->device);
+                 rt->dev[c->device].info.device_class == PG_CLASS_CPU ? "CPU device" : "GPU",
+                 c->device);
     unsigned long long id = (unsigned long long)c->id;
     if (c->kind == PG__KERNEL)
         snprintf(out, cap, "%s '%s' (computation #%llu) failed on %s: %s",

@@ -13,6 +13,7 @@
 #include "core/observe.h"
 #include "core/profile.h"
 #include "core/power.h"
+#include "core/share.h"
 
 /* Done, timing resolved when timed: what the record, the timing profile, the models and the
  * power figures learn from it, and its estimate leaves its device's queue. */
@@ -24,6 +25,8 @@ static void finished(pg__runtime *rt, pg__comp *c) {
     }
     pg__power_note(rt, c); /* busy time (timing resolved), NVML samples */
     pg__models_queue_done(rt, c);
+    if (c->device >= 0 && c->device < rt->ndev)
+        pg__share_load(rt, c->device); /* the node sees its load (core/share.c) */
 }
 
 static const pg__comp_hooks comp_hooks = {

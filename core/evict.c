@@ -35,6 +35,7 @@
 #include "core/pieces.h"
 #include "core/util.h"
 #include "core/waits.h"
+#include "core/share.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,10 +73,12 @@ static void count_alloc(pg__runtime *rt, int dev, uint64_t bytes) {
     uint64_t used = rt->stats.device_bytes[dev] += bytes;
     if (used > rt->stats.device_bytes_peak[dev])
         rt->stats.device_bytes_peak[dev] = used;
+    pg__share_bytes(rt, dev);
 }
 
 void pg__evict_forget(pg__runtime *rt, pg__array *a, int dev) {
     rt->stats.device_bytes[dev] -= a->nbytes;
+    pg__share_bytes(rt, dev);
 }
 
 typedef struct waitlist {
@@ -195,6 +198,7 @@ static void drop(pg__runtime *rt, pg__array *a, int dev) {
     rt->ops->dev_free(rt->b, dev, a->dev[dev]);
     a->dev[dev] = NULL;
     rt->stats.device_bytes[dev] -= a->nbytes;
+    pg__share_bytes(rt, dev);
     pg__array **ps;
     int np;
     pg__array_parts(a, &ps, &np);
@@ -466,6 +470,7 @@ static pg_status alloc_all(pg__runtime *rt, pg__array *const *sts, int ns, int d
                     m->dev[dev] = NULL;
                     rt->stats.device_bytes[dev] -= m->nbytes;
                 }
+            pg__share_bytes(rt, dev);
             uint64_t now = rt->stats.device_bytes[dev];
             st = make_room(rt, dev, now > a->nbytes ? now - a->nbytes : 0, mark, again);
             if (!st)
@@ -486,6 +491,7 @@ static pg_status alloc_all(pg__runtime *rt, pg__array *const *sts, int ns, int d
             rt->ops->dev_free(rt->b, dev, a->dev[dev]);
             a->dev[dev] = NULL;
             rt->stats.device_bytes[dev] -= a->nbytes;
+            pg__share_bytes(rt, dev);
         }
     }
     return st;
@@ -515,8 +521,14 @@ pg_status pg__evict_reserve(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s
         sts[i]->evict_mark = mark;
     int step = 0;
     pg_status st = check_pingpong(rt, c, dev, total, sts, ns, &step);
-    if (!st && lim && rt->stats.device_bytes[dev] + need > lim)
-        st = make_room(rt, dev, lim - need, mark, again);
+    /* The bytes it may hold before allocating: under the limit, and beside the memory of the
+     * node's other processes (admission may wait for them instead: then *again). */
+    uint64_t target = lim ? lim - need : UINT64_MAX;
+    if (!st && rt->node)
+        st = pg__share_admit(rt, c->kernel ? c->kernel->name : "a call", dev, total, need, &target,
+                             again);
+    if (!st && !*again && rt->stats.device_bytes[dev] > target)
+        st = make_room(rt, dev, target, mark, again);
     if (!st && !*again)
         st = alloc_all(rt, sts, ns, dev, s, mark, again);
     rt->evict_mark++; /* the marks end with this attempt */

@@ -17,6 +17,7 @@
 #include "core/util.h"
 #include "core/waits.h"
 #include "core/phases.h"
+#include "core/share.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +29,7 @@ static void issued(pg__runtime *rt, pg__comp *c, pg__stream *s) {
     s->last_use = ++rt->submissions;
     rt->dev[s->device].inflight++;
     pg__models_queue_add(rt, c, s->device);
+    pg__share_load(rt, s->device);
     pg__comp_list_push(&rt->inflight_head, &rt->inflight_tail, c);
 }
 
@@ -58,8 +60,14 @@ pg_status pg__issue(pg__runtime *rt, pg__comp *c, pg__stream *s, pg__issue_work 
     /* Phases are counted for kernels; a copy issued inside counts as the kernel's waits. */
     if (c->kind == PG__KERNEL)
         PG__PHASE_SHARED(PG__PH_WAITS);
+    /* The GPU's timeline ties what the work enqueues to this computation (trace option). */
+    int traced = !st && rt->ops->trace_enter && rt->opt.trace[0];
+    if (traced)
+        rt->ops->trace_enter(rt->b, c->id);
     if (!st)
         enqueued = (st = work(rt, c, s, ctx)) == PG_OK;
+    if (traced)
+        rt->ops->trace_leave(rt->b);
     if (c->kind == PG__KERNEL)
         PG__PHASE_SHARED(PG__PH_LAUNCH);
     if (!st)

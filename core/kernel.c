@@ -47,10 +47,52 @@ static pg_status check_against_source(const char *source, const char *name,
 }
 
 static pg_status new_kernel(pg__runtime *rt, const char *source, const char *name,
-                            const char *signature, const char *options, pg_kernel **out);
+                            const char *signature, const char *options, uint32_t where,
+                            unsigned classes, pg_kernel **out);
 
 pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
                         const char *signature, const char *options, pg_kernel **out) {
+    return pg_kernel_new_where(rth, source, name, signature, options, NULL, out);
+}
+
+/* The devices of rt that `where` allows (a mask; 0 with an error when none, naming those there
+ * are), and the classes to build for. Under the lock. */
+static pg_status where_devices(const pg__runtime *rt, const char *name, const char *where,
+                               uint32_t *mask, unsigned *classes) {
+    int cls;
+    if (!where || !strcmp(where, "any")) {
+        *mask = 0;
+        *classes = 0;
+        return PG_OK;
+    } else if (!strcmp(where, "gpu"))
+        cls = PG_CLASS_GPU;
+    else if (!strcmp(where, "cpu"))
+        cls = PG_CLASS_CPU;
+    else
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "kernel '%s': where='%s' is not valid: expected any, gpu or cpu", name,
+                         where);
+    *mask = 0;
+    *classes = 1u << cls;
+    for (int d = 0; d < rt->ndev; d++)
+        if (rt->dev[d].info.device_class == (pg_device_class)cls)
+            *mask |= 1u << d;
+    if (*mask)
+        return PG_OK;
+    char devs[1024] = "";
+    size_t n = 0;
+    for (int d = 0; d < rt->ndev && n < sizeof devs; d++)
+        n += (size_t)snprintf(devs + n, sizeof devs - n, "%s%d (%s, %s)", d ? ", " : "", d,
+                              rt->dev[d].info.device_class == PG_CLASS_GPU ? "GPU" : "CPU device",
+                              rt->dev[d].info.name);
+    return pg__error(PG_ERROR_ARGUMENT,
+                     "kernel '%s': where=%s, but this runtime has no %s; its devices are %s", name,
+                     where, cls == PG_CLASS_GPU ? "GPU" : "CPU device", devs);
+}
+
+pg_status pg_kernel_new_where(pg_runtime *rth, const char *source, const char *name,
+                              const char *signature, const char *options, const char *where,
+                              pg_kernel **out) {
     pg__error_clear();
     if (!source || !*source || !name || !*name || !out)
         return pg__error(PG_ERROR_ARGUMENT,
@@ -60,14 +102,19 @@ pg_status pg_kernel_new(pg_runtime *rth, const char *source, const char *name,
     pg__runtime *rt;
     if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_kernel_new", &rt))
         return PG_ERROR_STATE;
+    uint32_t mask;
+    unsigned classes;
+    pg_status st = where_devices(rt, name, where, &mask, &classes);
     pg__unlock(rt);
-    pg_status st = new_kernel(rt, source, name, signature, options, out);
+    if (!st)
+        st = new_kernel(rt, source, name, signature, options, mask, classes, out);
     pg__unpin(rt);
     return st;
 }
 
 static pg_status new_kernel(pg__runtime *rt, const char *source, const char *name,
-                            const char *signature, const char *options, pg_kernel **out) {
+                            const char *signature, const char *options, uint32_t where,
+                            unsigned classes, pg_kernel **out) {
     pg_param_info *params = NULL;
     int n = 0;
     pg_status st = signature ? pg__signature_parse(signature, &params, &n)
@@ -94,8 +141,9 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     k->refs = 1;
     k->params = params;
     k->nparams = n;
+    k->where = where;
     pg__split_kernel_init(k);
-    pg__kernel_src src = {source, name, options, params, n, rt->opt.cache_dir};
+    pg__kernel_src src = {source, name, options, params, n, rt->opt.cache_dir, classes};
     /* Chunked outputs: on GPUs the kernel is built inside a wrapper whose epilogue raises
      * per-chunk flags (nvrtc/chunk_wrap.c); CPU devices count blocks themselves. */
     char *wrapped = NULL, wname[192];
@@ -393,6 +441,11 @@ static pg_status launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared
     uint32_t fits = 0;
     pg_status st = k->is_task ? pg__task_fits(rt, k, &fits) /* grid and block are ignored */
                               : check_dims(k, grid, block, shared_mem, &fits);
+    if (!st && k->where && !(fits &= k->where)) /* where=gpu / cpu: that class only */
+        st = pg__error(PG_ERROR_ARGUMENT,
+                       "kernel '%s': no device of the class its where= allows fits the launch "
+                       "(grid, block or shared memory beyond their limits)",
+                       k->name);
     if (!st)
         st = pg__power_fit(rt, k->name, &fits); /* only the devices a power budget allows */
     if (!st && only >= 0) {

@@ -78,7 +78,8 @@ static pg_status none_fits(const pg__runtime *rt, const char *kernel, pg_dim3 gr
         else if (len < sizeof list)
             len += (size_t)snprintf(
                 list + len, sizeof list - len, "%sdevices %d-%d (%s) each %s", len ? "; " : "",
-                first, d, rt->dev[d].info.kind == PG_DEVICE_CUDA ? "GPUs" : "CPU devices", why);
+                first, d, rt->dev[d].info.device_class == PG_CLASS_GPU ? "GPUs" : "CPU devices",
+                why);
         first = d + 1;
     }
     return pg__error(PG_ERROR_ARGUMENT,

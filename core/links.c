@@ -7,6 +7,7 @@
 #include "core/handle.h"
 #include "core/util.h"
 #include "devices/interconnect_measure.h"
+#include "devices/registry.h"
 #include "nvrtc/kernel_cache.h"
 
 #include <stdio.h>
@@ -73,7 +74,14 @@ pg_status pg__links_init(pg__runtime *rt) {
 }
 
 static pg_status load_links(pg__runtime *rt) {
-    int gpu = rt->dev[0].info.kind == PG_DEVICE_CUDA;
+    /* GPU-class devices get GPU defaults, and are measured when their backends want it (not
+     * simulated ones: a measurement would time the simulator). */
+    int gpu = 0, measure = 1;
+    for (int d = 0; d < rt->ndev; d++)
+        if (rt->dev[d].info.device_class == PG_CLASS_GPU) {
+            gpu = 1;
+            measure &= rt->dev[d].entry->measure_links;
+        }
     /* Defaults until measured: PCIe-class host links; NVLink-class or shared-memory peers. */
     pg__interconnect_default(&rt->ic, rt->ndev, gpu ? 25.0 : 10.0, gpu ? 100.0 : 10.0);
     const char *opt = rt->opt.interconnect;
@@ -81,7 +89,7 @@ static pg_status load_links(pg__runtime *rt) {
         return PG_OK;
     if (opt[0])
         return pg__interconnect_load(&rt->ic, opt);
-    if (!gpu)
+    if (!gpu || !measure)
         return PG_OK; /* CPU devices share one memory system: nothing worth measuring */
     char path[1200];
     cache_path(rt, path, sizeof path);

@@ -205,7 +205,7 @@ int64_t pg__models_predict(pg__runtime *rt, const char *kernel, int dev, uint64_
 
 static double threads_per_s(const pg_device_info *in) {
     double units = in->multiprocessors > 0 ? in->multiprocessors : 1;
-    if (in->kind == PG_DEVICE_CUDA)
+    if (in->device_class == PG_CLASS_GPU)
         return units * (in->clock_khz ? in->clock_khz * 1e3 : COLD_GPU_CLOCK_HZ);
     return units * 1e9 / COLD_CPU_THREAD_NS;
 }
@@ -339,7 +339,7 @@ void pg__models_load(pg__runtime *rt) {
         const pg_device_info *in = &rt->dev[d].info;
         char name[128];
         /* A CPU device's name carries its index: the class is its thread count. */
-        if (in->kind == PG_DEVICE_CPU)
+        if (in->device_class == PG_CLASS_CPU)
             snprintf(name, sizeof name, "CPU device (%d thread%s)", in->multiprocessors,
                      in->multiprocessors == 1 ? "" : "s");
         else

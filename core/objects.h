@@ -255,6 +255,7 @@ struct pg__kernel {
     uint64_t split_nblocks, split_lo[PG_MAX_DEVICES + 1];
     uint32_t split_devs;
     pg_task_impls impls;
+    uint32_t where; /* the devices its where= allows (pg_kernel_new_where); 0: every one */
 };
 
 /* ---- streams (per device, in creation order) */
@@ -281,6 +282,7 @@ typedef struct pg__limits {
 typedef struct pg__device {
     pg_device_info info;
     pg__limits limits; /* from info, at runtime creation (core/limits.c) */
+    const struct pg__backend_entry *entry; /* its backend's registration (devices/registry.h) */
     int nstreams;
     pg__stream *streams[PG__MAX_STREAMS];
     pg__stream *copy_stream; /* prefetch: input copies go here */
@@ -325,6 +327,7 @@ typedef struct pg__options_resolved {
     double power_limit;           /* watts per node the chosen devices may draw; 0: none */
     enum { PG__RANKS_AUTO, PG__RANKS_MPI, PG__RANKS_OFF } ranks; /* option ranks */
     int split;                                                   /* option split: 1 auto, 0 off */
+    int share; /* option share: 1 node, 0 off (core/share.c) */
 } pg__options_resolved;
 
 struct pg__runtime {
@@ -396,6 +399,7 @@ struct pg__runtime {
     /* the ranks of a distributed run (core/ranks.c); NULL single-process, so that the launch
      * path pays one predictable branch for them */
     pg__ranks *ranks;
+    struct pg__node *node; /* the node this runtime shares (core/share.c); NULL: alone */
     int rank, nranks; /* 0 and 1 single-process */
     /* check=bounds: view parameters' own buffers, freed once their launch is done (bounds.c) */
     struct pg__staging *staging;

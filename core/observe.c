@@ -90,6 +90,24 @@ void pg__dag_record_timing(pg__runtime *rt, pg__comp *c) {
     pg__records_timing(rt->records, c->id, c->timing.start_ns, c->timing.end_ns);
 }
 
+/* The GPU's own timeline, where the backend records one (trace option, CUPTI); else why not.
+ * Its absence is no error: the snapshot and the trace go on without it. */
+static void gpu_timeline_add(pg__runtime *rt, pg_dag *dag) {
+    char why[sizeof dag->gpu_timeline - 64] = "";
+    if (!rt->opt.trace[0])
+        snprintf(why, sizeof why, "the trace option is off");
+    else if (!rt->ops->gpu_timeline)
+        snprintf(why, sizeof why, "no GPU: %s devices have no GPU timeline of their own%s",
+                 rt->ops->name, rt->ops->clock_ns ? " (their trace is their timeline)" : "");
+    else if (rt->ops->gpu_timeline(rt->b, rt->epoch_ns, rt->inflight_head == NULL, &dag->gpu,
+                                   &dag->ngpu, why, sizeof why)) {
+        snprintf(dag->gpu_timeline, sizeof dag->gpu_timeline, "available (%zu spans%s%s)",
+                 dag->ngpu, why[0] ? "; " : "", why);
+        return;
+    }
+    snprintf(dag->gpu_timeline, sizeof dag->gpu_timeline, "unavailable (%s)", why);
+}
+
 pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
     pg__dag_track tracks[PG_MAX_DEVICES];
     memset(tracks, 0, sizeof tracks);
@@ -110,6 +128,7 @@ pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
     if (!st) {
         (*out)->rank = rt->rank;
         (*out)->nranks = rt->nranks;
+        gpu_timeline_add(rt, *out);
     }
     return st;
 }
@@ -137,7 +156,36 @@ pg_status pg_dag_snapshot(pg_runtime *h, pg_dag **out) {
 }
 
 void pg_dag_free(pg_dag *dag) {
-    pg__free(dag); /* one block (dag/snapshot.c) */
+    if (dag)
+        pg__free(dag->gpu);
+    pg__free(dag); /* one block (dag/snapshot.c), and the GPU's spans */
+}
+
+pg_status pg_dag_gpu_span_count(const pg_dag *dag, size_t *count) {
+    pg__error_clear();
+    if (!dag || !count)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_gpu_span_count: %s must not be NULL",
+                         dag ? "count" : "dag");
+    *count = dag->ngpu;
+    return PG_OK;
+}
+
+pg_status pg_dag_gpu_span(const pg_dag *dag, size_t index, pg_gpu_span *out) {
+    pg__error_clear();
+    if (!dag || !out)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_dag_gpu_span: %s must not be NULL",
+                         dag ? "out" : "dag");
+    if (index >= dag->ngpu)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_dag_gpu_span: index %zu is out of range: the snapshot has %zu GPU "
+                         "spans (pg_dag_gpu_span_count; %s)",
+                         index, dag->ngpu, dag->gpu_timeline);
+    *out = dag->gpu[index];
+    return PG_OK;
+}
+
+const char *pg_dag_gpu_timeline(const pg_dag *dag) {
+    return dag ? dag->gpu_timeline : NULL;
 }
 
 pg_status pg_dag_vertex_count(const pg_dag *dag, size_t *count) {

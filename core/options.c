@@ -1,6 +1,7 @@
 /* options.c: runtime options — defaults, PG_* environment variables, validation. */
 #include "core/options.h"
 #include "core/power.h"
+#include "devices/registry.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -120,6 +121,8 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
         str = &o->ranks;
     else if (!strcmp(name, "split"))
         str = &o->split;
+    else if (!strcmp(name, "share"))
+        str = &o->share;
     if (str) {
         const char *copy = pg__intern(value);
         if (!copy)
@@ -180,49 +183,14 @@ pg_status pg_options_set(pg_options *o, const char *name, const char *value) {
                      "parent_stream_policy, execution, prefetch, interconnect, "
                      "exploration_threshold, log, trace, cache_dir, check, "
                      "device_memory_limit, elide_copies, chunk_bytes, profile, models, "
-                     "power_limit, power_watts, ranks or split",
+                     "power_limit, power_watts, ranks, split or share",
                      name);
 }
 
-/* Digits only (no sign, no space), at most max_digits of them; the value in *v. The end in *end. */
-static int parse_digits(const char *p, int max_digits, long *v, const char **end) {
-    int n = 0;
-    *v = 0;
-    while (*p >= '0' && *p <= '9' && n < max_digits) {
-        *v = *v * 10 + (*p++ - '0');
-        n++;
-    }
-    *end = p;
-    return n > 0;
-}
-
-/* The forms `devices` takes. How many GPUs exist the CUDA backend checks when it opens; a list
- * that cannot mean anything fails here, before any driver is loaded. */
+/* The forms `devices` takes are the registered backends' (devices/registry.c); a string that
+ * cannot mean anything fails here, before any driver is loaded. */
 static pg_status check_devices(const char *d) {
-    const char *p;
-    long v;
-    if (!strcmp(d, "auto") || !strcmp(d, "cuda") || !strcmp(d, "host"))
-        return PG_OK;
-    if (!strncmp(d, "sim:", 4) && d[4]) /* the sim backend checks the rest when it opens */
-        return PG_OK;
-    if (!strncmp(d, "host:", 5)) {
-        if (parse_digits(d + 5, 3, &v, &p) && !*p && v >= 1 && v <= PG_MAX_DEVICES)
-            return PG_OK;
-    } else if (!strncmp(d, "cuda:", 5)) {
-        for (p = d + 5; parse_digits(p, 4, &v, &p);) {
-            if (!*p)
-                return PG_OK;
-            if (*p++ != ',')
-                break;
-        }
-    }
-    return pg__error(
-        PG_ERROR_ARGUMENT,
-        "devices '%s' is not valid: expected auto (the GPUs if any, else one CPU "
-        "device), cuda (every GPU), a list of GPU ordinals such as cuda:0,2, host (one "
-        "CPU device), host:N (N CPU devices, 1..%d) or sim:PRESET (simulated GPUs, e.g. "
-        "sim:dgx1-v100)",
-        d, PG_MAX_DEVICES);
+    return pg__devices_check(d);
 }
 
 /* The trace (and the timing profile) is written when the runtime is freed: a path that cannot
@@ -425,6 +393,17 @@ pg_status pg__options_resolve(const pg_options *o, pg__options_resolved *r) {
                          "unknown split '%s': expected auto (one launch over several devices, "
                          "for kernels whose signature says what each block writes) or off",
                          spl);
+
+    const char *sh = pick(o->share, "PG_SHARE", "node");
+    if (!strcmp(sh, "node"))
+        r->share = 1;
+    else if (!strcmp(sh, "off"))
+        r->share = 0;
+    else
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "unknown share '%s': expected node (share this machine's devices with "
+                         "this user's other processes) or off (schedule alone)",
+                         sh);
 
     const char *rk = pick(o->ranks, "PG_RANKS", "auto");
     if (!strcmp(rk, "auto"))

@@ -11,6 +11,7 @@
 #include "core/models.h"
 #include "core/pieces.h"
 #include "core/streams.h"
+#include "core/share.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static void build_view(pg__runtime *rt, const pg__comp *c, pg_policy_device *dev
         devs[d].backlog_s = (double)rt->dev[d].backlog_ns * 1e-9;
         devs[d].estimated_s = (double)pg__models_estimate_ns(rt, c, d) * 1e-9;
     }
+    pg__share_view(rt, devs); /* the other processes' load on these devices */
     if (rt->opt.models && c->kind == PG__KERNEL && c->kernel) {
         uint64_t bytes = pg__models_args_bytes(c);
         for (int d = 0; d < rt->ndev; d++) {
@@ -184,6 +186,7 @@ static pg_status choose(pg__runtime *rt, const pg__comp *c, uint32_t candidates,
     v.candidates = candidates &= alive(rt, c);
     if (!candidates)
         return none_alive(rt, c);
+    v.candidates = candidates = pg__share_room(rt, c, candidates); /* room beside others */
     int near = writer_device(rt, c, candidates);
     if (near < 0)
         near = neighbour_device(rt, c, candidates);

@@ -157,6 +157,11 @@ typedef struct pg_options {
      * computation per device over contiguous ranges of its blocks; "off" never splits.
      * pg_kernel_split sets it per kernel. NULL: PG_SPLIT, else "auto". */
     const char *split;
+    /* Several processes of this user on one machine (issue 39): "node" (default) joins the
+     * node's shared state, so placement sees the other processes' work in flight per device
+     * and a call whose arrays do not fit beside their memory waits for it (first come, first
+     * served) instead of failing; "off" schedules alone. NULL: PG_SHARE, else "node". */
+    const char *share;
 } pg_options;
 
 #define PG_DEVICE_MEMORY_UNSET UINT64_MAX
@@ -200,6 +205,10 @@ typedef int (*pg_interrupt_check)(void *ctx);
 void pg_set_interrupt_check(pg_interrupt_check check, void *ctx);
 
 typedef enum pg_device_kind { PG_DEVICE_CPU = 0, PG_DEVICE_CUDA = 1 } pg_device_kind;
+/* What a device is to placement and to a kernel's `where` (pg_device_info.device_class): the
+ * class its backend registered (devices/registry.h). Bindings and tools ask this and
+ * pg_device_info.backend, not `kind`, which says only CPU or CUDA-like. */
+typedef enum pg_device_class { PG_CLASS_CPU = 0, PG_CLASS_GPU = 1 } pg_device_class;
 
 /* A grid or block shape (kernel launches) and a device's largest one (pg_device_info). */
 typedef struct pg_dim3 {
@@ -228,6 +237,8 @@ typedef struct pg_device_info {
                                              for (GPUs: the opt-in maximum, less the kernel's
                                              static __shared__ data) */
     uint32_t clock_khz; /* GPUs: the SMs' clock rate (CUDA's attribute); 0 on CPU devices */
+    pg_device_class device_class; /* PG_CLASS_GPU or PG_CLASS_CPU */
+    char backend[16];             /* the backend's registered name: "cuda", "host", "sim" */
 } pg_device_info;
 
 /* Fill up to `capacity` entries; *count gets the number of devices (may exceed capacity). */
@@ -465,6 +476,14 @@ int pg_ranks_active(void);
  * copies. Recorded replays of such kernels stay eager. */
 pg_status pg_kernel_new(pg_runtime *rt, const char *source, const char *name, const char *signature,
                         const char *options, pg_kernel **out);
+/* As pg_kernel_new, on the devices of one class only: `where` is "any" (or NULL: every device),
+ * "gpu" or "cpu". In a runtime of GPUs and CPU devices (devices "cuda,host:2") the kernel is
+ * compiled for each class it may run on (NVRTC, the host compiler) from the same source, and
+ * every placement policy chooses among the allowed devices only. A class the runtime lacks is
+ * an error (PG_ERROR_ARGUMENT) naming the devices there are. */
+pg_status pg_kernel_new_where(pg_runtime *rt, const char *source, const char *name,
+                              const char *signature, const char *options, const char *where,
+                              pg_kernel **out);
 pg_status pg_kernel_free(pg_kernel *k);
 
 typedef struct pg_param_info {
@@ -950,11 +969,53 @@ pg_status pg_dag_export(pg_runtime *rt, pg_dag_format format, const char *path);
 pg_status pg_dag_export_string(pg_runtime *rt, pg_dag_format format, char **out);
 void pg_string_free(char *s);
 
+/* The node shared by this user's runtimes (option share), as JSON (free it with
+ * pg_string_free): {"clients": [{"pid", "language", "devices" (names: "host:0", a GPU's UUID),
+ * "inflight" (unfinished computations), "bytes" (device memory held)}], "devices": [{"device",
+ * "inflight", "bytes", "clients" (their pids)}]}. Needs no runtime; clients that died are
+ * reclaimed first. The state lives in $PG_NODE_DIR (else /dev/shm)/polygpu-<uid>, 0700. */
+pg_status pg_node_status(char **json);
+/* The language this process's runtimes report in pg_node_status: "c" unless a binding says. */
+void pg_node_language_set(const char *name);
+
 /* Write a Chrome-trace JSON timeline (opens in Perfetto): one track per device stream, every
  * kernel, copy and host access. GPUs time work (events) only when the runtime was made with the
  * `trace` option (timing events cost launch time); otherwise GPU work appears as instants at
  * its submission, marked "timed": false. CPU devices always time. */
 pg_status pg_trace_write(pg_runtime *rt, const char *path);
+
+/* The GPU's own timeline: with the trace option on GPUs and CUPTI installed (the CUDA toolkit's
+ * libcupti.so, found with dlopen: PG_CUPTI_PATH, CUDA_HOME, /usr/local/cuda, the loader path),
+ * each kernel, copy and memset as the GPU ran it, beside the host's submission times of the
+ * DAG's vertices. The Chrome trace shows them as rows "gpu N stream S". Elsewhere (no CUPTI, no
+ * GPU, trace off) a snapshot has none, and pg_dag_gpu_timeline says why. PG_TRACE_EVENTS=0 in
+ * the environment leaves out the timing events the trace otherwise records around each GPU
+ * operation (the vertices are then untimed on GPUs, the GPU's rows timing them). */
+typedef enum pg_gpu_span_kind {
+    PG_GPU_KERNEL = 0,
+    PG_GPU_COPY = 1,
+    PG_GPU_MEMSET = 2
+} pg_gpu_span_kind;
+
+typedef struct pg_gpu_span {
+    uint64_t id; /* the vertex (computation) whose issue enqueued it; 0: none of polygpu's
+                    computations (a new buffer's zero fill, another library's work) */
+    pg_gpu_span_kind kind;
+    int device;          /* the device that ran it */
+    uint32_t gpu_stream; /* the GPU's own stream id (CUPTI's; unique per device) */
+    /* On the GPU, in ns since the runtime was created on the host's clock (the vertices'
+     * clock); api_ns: when the driver call that enqueued it began, 0 when unknown. */
+    uint64_t start_ns, end_ns, api_ns;
+    uint64_t bytes;    /* copies and memsets */
+    char copy_kind[8]; /* copies: "HtoD", "DtoH", "DtoD", "PtoP", "HtoH"; else "" */
+    char name[64];     /* kernels: the GPU's name of the function; else "memcpy HtoD" ... */
+} pg_gpu_span;
+
+/* Spans, in order of their start per device: index 0 .. count - 1. */
+pg_status pg_dag_gpu_span_count(const pg_dag *dag, size_t *count);
+pg_status pg_dag_gpu_span(const pg_dag *dag, size_t index, pg_gpu_span *out);
+/* "available (N spans ...)" or "unavailable (why)"; valid until pg_dag_free. NULL dag: NULL. */
+const char *pg_dag_gpu_timeline(const pg_dag *dag);
 
 #ifdef __cplusplus
 }

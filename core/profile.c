@@ -7,7 +7,7 @@
 #include "core/profile.h"
 
 #include "base/alloc.h"
-#include "devices/sim/sim_profile.h"
+#include "devices/registry.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -49,12 +49,16 @@ void pg__profile_note(pg__runtime *rt, const pg__comp *c) {
 
 pg_status pg__profile_write(pg__runtime *rt) {
     pg_status st = PG_OK;
+    /* The format is the one a registered backend reads (simulated devices' profiles). */
+    const pg__backend_entry *w = pg__registry_profile_writer();
+    if (!w && rt->nprof)
+        st = pg__error(PG_ERROR_UNSUPPORTED, "no registered backend reads timing profiles");
     for (int i = 0; !st && i < rt->nprof; i++) {
         const pg__profile_sample *s = &rt->prof[i];
         const char *dev =
             s->device >= 0 && s->device < rt->ndev ? rt->dev[s->device].info.name : "?";
-        st = pg__sim_profile_append(rt->opt.profile, s->kernel, dev, s->grid, s->block,
-                                    s->arg_bytes, s->ns);
+        st = w->profile_append(rt->opt.profile, s->kernel, dev, s->grid, s->block, s->arg_bytes,
+                               s->ns);
     }
     pg__free(rt->prof);
     rt->prof = NULL;

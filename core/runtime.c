@@ -19,72 +19,54 @@
 #include "core/util.h"
 #include "core/waits.h"
 #include "core/power.h"
-#include "devices/sim/sim_backend.h"
+#include "core/share.h"
+#include "devices/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Several ranks on this node (local_size > 1) share its GPUs: with devices "auto" or "cuda",
- * this rank opens only its own (core/ranks.c pg__ranks_gpu_spec), found by opening them all
- * first. */
-static pg_status open_cuda(const char *list, int timing, int local_rank, int local_size,
-                           pg__runtime *rt) {
-    pg_status st = pg__cuda_backend_open(list, timing, &rt->ops, &rt->b, &rt->ndev);
-    if (st || local_size <= 1 || list[0])
-        return st;
-    char mine[128];
-    pg__ranks_gpu_spec(local_rank, local_size, rt->ndev, mine, sizeof mine);
-    if (!mine[0])
-        return PG_OK;
-    rt->ops->close(rt->b);
-    rt->b = NULL;
-    pg__log(rt, 1, "rank %d (local %d of %d): GPUs %s", rt->rank, local_rank, local_size, mine);
-    return pg__cuda_backend_open(mine, timing, &rt->ops, &rt->b, &rt->ndev);
-}
-
-/* Open the backend that `devices` names; "auto" is CUDA if it opens, else one CPU device. */
+/* Open what `devices` names through the registry (devices/registry.h): one backend, or
+ * several behind one ops table. Several ranks on this node share its GPUs (core/ranks.c
+ * pg__ranks_gpu_spec picks this rank's). */
 static pg_status open_backend(pg__runtime *rt, int local_rank, int local_size) {
-    const char *spec = rt->opt.devices;
-    int timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || rt->opt.models;
-    if (!strcmp(spec, "auto")) {
-        pg_status st = open_cuda("", timing, local_rank, local_size, rt);
-        if (st == PG_OK)
-            return PG_OK;
-        /* Expected on a machine without a GPU: logged, and kept as the cause should CPU devices
-         * fail too. */
-        char no_gpu[512];
-        snprintf(no_gpu, sizeof no_gpu, "%s", pg_last_error());
-        pg__log(rt, 1, "no usable GPU (%s); using one CPU device", no_gpu);
-        pg__error_clear();
-        st = pg__host_backend_open("", timing, rt->opt.check_bounds, &rt->ops, &rt->b, &rt->ndev);
-        return st ? pg__error_wrap(st, "no usable GPU (%s), and no CPU device instead", no_gpu)
-                  : PG_OK;
-    }
-    if (!strcmp(spec, "cuda") || !strncmp(spec, "cuda:", 5))
-        return open_cuda(spec[4] ? spec + 5 : "", timing, local_rank, local_size, rt);
-    if (!strcmp(spec, "host") || !strncmp(spec, "host:", 5))
-        return pg__host_backend_open(spec[4] ? spec + 5 : "", timing, rt->opt.check_bounds,
-                                     &rt->ops, &rt->b, &rt->ndev);
-    if (!strncmp(spec, "sim:", 4)) {
-        pg_status st = pg__sim_backend_open(spec + 4, timing, &rt->ops, &rt->b, &rt->ndev);
-        /* The policies see the simulated links (a matrix file the backend writes), unless the
-         * interconnect option names a file; never a measurement, which would time the simulator. */
-        if (!st && !rt->opt.interconnect[0] &&
-            pg__sim_interconnect_file(rt->b, rt->opt.cache_dir, rt->opt.interconnect,
-                                      sizeof rt->opt.interconnect)) {
-            pg__log(rt, 1, "sim: %s; the policies see uniform links", pg_last_error());
-            pg__error_clear();
-            snprintf(rt->opt.interconnect, sizeof rt->opt.interconnect, "default");
-        }
+    pg__open_args a = {
+        .timing = rt->opt.trace[0] != 0 || rt->opt.profile[0] != 0 || rt->opt.models,
+        .check_bounds = rt->opt.check_bounds,
+        .cache_dir = rt->opt.cache_dir,
+        .local_rank = local_rank,
+        .local_size = local_size,
+        .share = pg__ranks_gpu_spec,
+    };
+    pg__devices d;
+    char no_gpu[512];
+    pg_status st = pg__devices_open(rt->opt.devices, &a, &d, no_gpu, sizeof no_gpu);
+    if (st)
         return st;
+    /* Expected on a machine without a GPU: logged. */
+    if (no_gpu[0])
+        pg__log(rt, 1, "no usable GPU (%s); using CPU devices", no_gpu);
+    rt->ops = d.ops;
+    rt->b = d.b;
+    rt->ndev = d.ndev;
+    for (int i = 0; i < d.ndev; i++)
+        rt->dev[i].entry = d.entry[i];
+    /* A backend that knows its links (simulated machines) gives them to the policies, unless
+     * the interconnect option names a file. Alone only: beside another backend its file would
+     * not cover the other's devices. */
+    const pg__backend_entry *e = d.entry[0];
+    if (d.nbackends == 1 && e->links_file && !rt->opt.interconnect[0] &&
+        e->links_file(rt->b, rt->opt.cache_dir, rt->opt.interconnect,
+                      sizeof rt->opt.interconnect)) {
+        pg__log(rt, 1, "%s: %s; the policies see uniform links", e->name, pg_last_error());
+        pg__error_clear();
+        snprintf(rt->opt.interconnect, sizeof rt->opt.interconnect, "default");
     }
-    return pg__error(PG_ERROR_ARGUMENT,
-                     "unknown devices '%s': expected auto, cuda, cuda:0,2, host:N or sim:PRESET",
-                     spec);
+    return PG_OK;
 }
 
 static void destroy(pg__runtime *rt) {
+    pg__share_close(rt);
     pg__ranks_close(rt);
     if (rt->b) {
         pg__bounds_free(rt);
@@ -128,6 +110,9 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         st = pg__error(PG_ERROR_UNSUPPORTED, "%d devices; polygpu drives at most %d", rt->ndev,
                        PG_MAX_DEVICES);
     rt->epoch_ns = pg__now_ns();
+    /* The GPU's own timeline (CUPTI) beside the host's: recording starts before any work. */
+    if (!st && rt->opt.trace[0] && rt->ops->gpu_trace_start)
+        rt->ops->gpu_trace_start(rt->b);
     if (!st && rt->ops->uncomputed)
         rt->uncomputed = rt->ops->uncomputed(rt->b);
     rt->timing_all =
@@ -136,8 +121,13 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
     for (int d = 0; !st && d < rt->ndev; d++) {
         st = rt->ops->device_info(rt->b, d, &rt->dev[d].info);
         rt->dev[d].info.id = d;
+        /* What the registry says of the device's backend, for bindings and placement. */
+        rt->dev[d].info.device_class = rt->dev[d].entry->device_class;
+        snprintf(rt->dev[d].info.backend, sizeof rt->dev[d].info.backend, "%s",
+                 rt->dev[d].entry->name);
     }
     if (!st) {
+        pg__share_open(rt);
         pg__limits_init(rt);
         pg__models_load(rt);
         if (!(st = pg__power_init(rt)))

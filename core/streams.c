@@ -2,6 +2,7 @@
 #include "core/streams.h"
 #include "core/comp.h"
 #include "core/util.h"
+#include "devices/registry.h"
 
 #include <stdlib.h>
 
@@ -63,7 +64,7 @@ pg_status pg__stream_get_new(pg__runtime *rt, int dev, pg__stream **out) {
 int pg__stream_busy_at(pg__runtime *rt, pg__stream *s, uint64_t *now) {
     if (!s->last)
         return 0;
-    if (pg__comp_known_done(s->last) || rt->dev[s->device].info.kind == PG_DEVICE_CPU)
+    if (pg__comp_known_done(s->last) || rt->dev[s->device].entry->cheap_queries)
         return !pg__comp_done(rt, s->last); /* finishes it without a query, or asks cheaply */
     /* The backend's clock where it has one: on simulated devices the window is virtual time,
      * else the simulator's own speed would decide which streams look busy (and so placement).

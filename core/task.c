@@ -16,18 +16,28 @@ pg_status pg_task_fail(pg_status s, const char *msg) {
     return pg__error(s, "%s", msg ? msg : "the task failed");
 }
 
-static const char *kind_name(pg_device_kind k) {
-    return k == PG_DEVICE_CPU ? "CPU" : "CUDA";
+static const char *class_name(pg_device_class c) {
+    return c == PG_CLASS_CPU ? "CPU" : "CUDA";
 }
 
-static pg_task_fn impl_for(const pg__kernel *k, pg_device_kind kind) {
-    return kind == PG_DEVICE_CPU ? k->impls.cpu : k->impls.cuda;
+/* A GPU-class device runs the CUDA implementation (given the native stream), a CPU device the
+ * CPU one. */
+static pg_task_fn impl_for(const pg__kernel *k, pg_device_class c) {
+    return c == PG_CLASS_CPU ? k->impls.cpu : k->impls.cuda;
+}
+
+/* "CPU devices", "GPUs" or "GPUs and CPU devices": what this runtime has, for messages. */
+static const char *devices_named(const pg__runtime *rt) {
+    int cpu = 0, gpu = 0;
+    for (int d = 0; d < rt->ndev; d++)
+        *(rt->dev[d].info.device_class == PG_CLASS_CPU ? &cpu : &gpu) = 1;
+    return cpu && gpu ? "GPUs and CPU devices" : cpu ? "CPU devices" : "GPUs";
 }
 
 pg_status pg__task_fits(const pg__runtime *rt, const pg__kernel *k, uint32_t *mask) {
     uint32_t m = 0;
     for (int d = 0; d < rt->ndev; d++)
-        if (impl_for(k, rt->dev[d].info.kind))
+        if (impl_for(k, rt->dev[d].info.device_class))
             m |= 1u << d;
     *mask = m;
     if (m)
@@ -38,8 +48,7 @@ pg_status pg__task_fits(const pg__runtime *rt, const pg__kernel *k, uint32_t *ma
                      "implementation)",
                      k->name, k->impls.cpu ? "a CPU implementation" : "",
                      k->impls.cpu && k->impls.cuda ? " and " : "",
-                     k->impls.cuda ? "a CUDA implementation" : "",
-                     rt->ndev && rt->dev[0].info.kind == PG_DEVICE_CPU ? "CPU devices" : "GPUs");
+                     k->impls.cuda ? "a CUDA implementation" : "", devices_named(rt));
 }
 
 /* What the backend copies and the function receives: the call, then the slots and counts the
@@ -60,26 +69,28 @@ static pg_status trampoline(void *arg) {
 pg_status pg__task_issue(pg__runtime *rt, pg__comp *c, pg__stream *s) {
     const pg__kernel *k = c->kernel;
     pg_device_kind kind = rt->dev[s->device].info.kind;
+    pg_device_class cls = rt->dev[s->device].info.device_class;
     task_blob b;
     memset(&b, 0, offsetof(task_blob, vals));
-    b.fn = impl_for(k, kind);
+    b.fn = impl_for(k, cls);
     if (!b.fn) /* placement looks only where there is one */
-        return pg__error(PG_ERROR_INTERNAL, "task '%s' placed on a %s device, which it has no "
-                                            "implementation for",
-                         k->name, kind_name(kind));
+        return pg__error(PG_ERROR_INTERNAL,
+                         "task '%s' placed on a %s device, which it has no "
+                         "implementation for",
+                         k->name, class_name(cls));
     int n = c->nslots;
     b.call.name = k->name;
     b.call.device = s->device;
     b.call.kind = kind;
     b.call.stream =
-        kind == PG_DEVICE_CPU || !rt->ops->stream_handle ? 0 : rt->ops->stream_handle(rt->b, s->b);
+        cls == PG_CLASS_CPU || !rt->ops->stream_handle ? 0 : rt->ops->stream_handle(rt->b, s->b);
     b.call.nargs = n;
     b.call.params = k->params;
     b.call.ctx = k->impls.ctx;
     memcpy(b.vals, c->slots, (size_t)(2 * n) * sizeof *b.vals);
     size_t bytes = offsetof(task_blob, vals) + (size_t)(2 * n) * sizeof *b.vals;
     pg_status st = rt->ops->call(rt->b, s->b, trampoline, &b, bytes, c->timed ? &c->timing : NULL);
-    if (st && kind != PG_DEVICE_CPU)
+    if (st && cls != PG_CLASS_CPU)
         return pg__error_wrap(st, "task '%s' on GPU %d", k->name, s->device);
     return st;
 }

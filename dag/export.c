@@ -32,6 +32,35 @@ static pg_status finish(pg__buf *b, char **out) {
     return PG_OK;
 }
 
+const char *pg__gpu_kind_str(pg_gpu_span_kind kind) {
+    switch (kind) {
+    case PG_GPU_KERNEL:
+        return "kernel";
+    case PG_GPU_COPY:
+        return "copy";
+    case PG_GPU_MEMSET:
+        return "memset";
+    }
+    return "?";
+}
+
+static const char *gpu_kind_str(pg_gpu_span_kind kind) {
+    return pg__gpu_kind_str(kind);
+}
+
+/* The vertex with this id, NULL when the snapshot lacks it (vertices are in id order). */
+static const pg_dag_vertex_info *vertex_of(const pg_dag *dag, uint64_t id) {
+    size_t lo = 0, hi = dag->nvertices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (dag->vertices[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return id && lo < dag->nvertices && dag->vertices[lo].id == id ? &dag->vertices[lo] : NULL;
+}
+
 pg_status pg__dag_to_json(const pg_dag *dag, char **out) {
     pg__buf b = {0};
     pg__buf_printf(&b, "{\"vertices\":[");
@@ -59,6 +88,22 @@ pg_status pg__dag_to_json(const pg_dag *dag, char **out) {
     for (size_t e = 0; e < dag->nedges; e++)
         pg__buf_printf(&b, "%s[%llu,%llu]", e ? "," : "", (unsigned long long)dag->edges[e][0],
                        (unsigned long long)dag->edges[e][1]);
+    pg__buf_printf(&b, "],\n\"gpu_timeline\":");
+    pg__buf_json_string(&b, dag->gpu_timeline);
+    pg__buf_printf(&b, ",\n\"gpu_spans\":[");
+    for (size_t i = 0; i < dag->ngpu; i++) {
+        const pg_gpu_span *g = &dag->gpu[i];
+        pg__buf_printf(&b,
+                       "%s\n{\"id\":%llu,\"kind\":\"%s\",\"device\":%d,\"gpu_stream\":%u,"
+                       "\"start_ns\":%llu,\"end_ns\":%llu,\"api_ns\":%llu,\"bytes\":%llu,"
+                       "\"copy_kind\":\"%s\",\"name\":",
+                       i ? "," : "", (unsigned long long)g->id, gpu_kind_str(g->kind), g->device,
+                       g->gpu_stream, (unsigned long long)g->start_ns,
+                       (unsigned long long)g->end_ns, (unsigned long long)g->api_ns,
+                       (unsigned long long)g->bytes, g->copy_kind);
+        pg__buf_json_string(&b, g->name);
+        pg__buf_printf(&b, "}");
+    }
     pg__buf_printf(&b, "]}\n");
     return finish(&b, out);
 }
@@ -161,6 +206,59 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
             pg__buf_printf(&b, ",\"bytes\":%llu", (unsigned long long)r->bytes);
         pg__buf_printf(&b, "}}");
     }
+    /* The GPU's own timeline (CUPTI): a row per GPU stream, after polygpu's streams, with what
+     * ran there as the GPU timed it; args tie each span to its vertex (id, submit_us) and to the
+     * driver call that enqueued it (api_us). */
+    for (size_t i = 0; i < dag->ngpu; i++) {
+        const pg_gpu_span *g = &dag->gpu[i];
+        int seen = 0; /* one row name per (device, GPU stream) */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = dag->gpu[j].device == g->device && dag->gpu[j].gpu_stream == g->gpu_stream;
+        if (seen)
+            continue;
+        pg__buf_printf(&b,
+                       ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%u,"
+                       "\"args\":{\"name\":\"gpu %d stream %u\"}}"
+                       ",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,"
+                       "\"tid\":%u,\"args\":{\"sort_index\":%u}}",
+                       base + g->device + 1, PG__TRACE_GPU_TID + g->gpu_stream, g->device,
+                       g->gpu_stream, base + g->device + 1, PG__TRACE_GPU_TID + g->gpu_stream,
+                       PG__TRACE_GPU_TID + g->gpu_stream);
+    }
+    for (size_t i = 0; i < dag->ngpu; i++) {
+        const pg_gpu_span *g = &dag->gpu[i];
+        const pg_dag_vertex_info *v = vertex_of(dag, g->id);
+        uint64_t dur = g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
+        pg__buf_printf(&b, ",\n{\"ph\":\"X\",\"cat\":\"gpu_%s\",\"name\":", gpu_kind_str(g->kind));
+        pg__buf_json_string(&b, v ? v->name : g->name);
+        pg__buf_printf(&b,
+                       ",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"id\":%llu,"
+                       "\"gpu_name\":",
+                       base + g->device + 1, PG__TRACE_GPU_TID + g->gpu_stream, g->start_ns / 1e3,
+                       dur / 1e3, (unsigned long long)g->id);
+        pg__buf_json_string(&b, g->name);
+        if (v)
+            pg__buf_printf(&b, ",\"submit_us\":%.3f,\"stream\":%d", v->submit_ns / 1e3, v->stream);
+        if (g->api_ns)
+            pg__buf_printf(&b, ",\"api_us\":%.3f", g->api_ns / 1e3);
+        if (g->kind != PG_GPU_KERNEL)
+            pg__buf_printf(&b, ",\"bytes\":%llu", (unsigned long long)g->bytes);
+        if (g->copy_kind[0])
+            pg__buf_printf(&b, ",\"copy_kind\":\"%s\"", g->copy_kind);
+        pg__buf_printf(&b, "}}");
+    }
+    /* Whether the GPU rows are there, and why not: a label of the host's process (metadata,
+     * not an event: readers of the events see only operations), and in otherData. */
+    {
+        char label[sizeof dag->gpu_timeline + 32];
+        snprintf(label, sizeof label, "gpu timeline: %s", dag->gpu_timeline);
+        pg__buf_printf(&b,
+                       ",\n{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%d,\"args\":{"
+                       "\"labels\":",
+                       base);
+        pg__buf_json_string(&b, label);
+        pg__buf_printf(&b, "}}");
+    }
     /* Counters per device: power (W) and energy since the start (J), where known. */
     for (size_t i = 0; i < dag->npower; i++) {
         const pg__dag_power *p = &dag->power[i];
@@ -174,6 +272,8 @@ pg_status pg__trace_to_json(const pg_dag *dag, char **out) {
                            "\"args\":{\"J\":%.6f}}",
                            p->device + 1, p->t_ns / 1e3, p->joules);
     }
-    pg__buf_printf(&b, "\n]}\n");
+    pg__buf_printf(&b, "\n],\n\"otherData\":{\"gpu_timeline\":");
+    pg__buf_json_string(&b, dag->gpu_timeline);
+    pg__buf_printf(&b, "}}\n");
     return finish(&b, out);
 }

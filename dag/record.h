@@ -72,6 +72,11 @@ struct pg_dag {
     size_t npower; /* power samples, oldest first (the trace's counters) */
     pg__dag_power *power;
     int rank, nranks; /* whose record it is: several ranks' traces get processes of their own */
+    /* The GPU's own timeline (core/observe.c adds it to the snapshot; a block of its own, freed
+     * by pg_dag_free): spans by device, then start; and "available ..." or "unavailable (why)". */
+    size_t ngpu;
+    pg_gpu_span *gpu;
+    char gpu_timeline[1600];
 };
 
 /* Copy the records with ids up to last_id, the devices' tracks and the power samples into a
@@ -88,5 +93,10 @@ const char *pg__access_str(pg_access access);
 pg_status pg__dag_to_json(const pg_dag *dag, char **out);
 pg_status pg__dag_to_dot(const pg_dag *dag, char **out);
 pg_status pg__trace_to_json(const pg_dag *dag, char **out); /* Chrome trace */
+/* "kernel", "copy", "memset" ("?" out of range): a GPU span's kind in the exports. */
+const char *pg__gpu_kind_str(pg_gpu_span_kind kind);
+/* Chrome-trace rows of the GPU's own streams: thread id PG__TRACE_GPU_TID + CUPTI's stream id,
+ * past polygpu's streams (0 .. PG_DAG_COPY_STREAM). */
+#define PG__TRACE_GPU_TID 1000u
 
 #endif

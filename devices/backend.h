@@ -17,8 +17,9 @@ typedef struct pg__bevent pg__bevent; /* a point in a stream; completes when wor
  * operation completes) and the core reads it after calling timing_resolve. */
 typedef struct pg__timing {
     uint64_t start_ns, end_ns;
-    void *priv[2]; /* backend's own (CUDA timing events) */
-    int priv_dev;  /* backend's own (the device those events belong to) */
+    void *priv[2];  /* backend's own (CUDA timing events) */
+    int priv_dev;   /* backend's own (the device those events belong to) */
+    int mixed_part; /* devices/mixed.c's own: which backend filled it */
 } pg__timing;
 
 /* One operation of a backend graph (graph_build): a kernel launch or a copy, after the nodes
@@ -175,6 +176,20 @@ typedef struct pg__backend_ops {
     int (*power_mw)(pg__backend *b, int dev, unsigned *mw);         /* drawn now */
     int (*energy_mj)(pg__backend *b, int dev, uint64_t *mj);        /* a counter that only grows */
     int (*power_default_mw)(pg__backend *b, int dev, unsigned *mw); /* default power limit */
+
+    /* The GPU's own timeline (trace option; NULL where the backend has none: CPU devices time
+     * their work themselves, simulated ones live in virtual time). gpu_trace_start: begin
+     * recording, after open and before any work (a backend that cannot keeps the reason for
+     * gpu_timeline). trace_enter/trace_leave: the work enqueued between them on this thread is
+     * computation id's. gpu_timeline: 1 with what was recorded so far (*spans pg__malloc'd, times
+     * in ns after epoch_ns on CLOCK_MONOTONIC; idle: no work is in flight) and a note on what is
+     * missing in why ("" if nothing), or 0 with the reason there is none in why. Neither sets
+     * an error message. */
+    void (*gpu_trace_start)(pg__backend *b);
+    void (*trace_enter)(pg__backend *b, uint64_t id);
+    void (*trace_leave)(pg__backend *b);
+    int (*gpu_timeline)(pg__backend *b, uint64_t epoch_ns, int idle, pg_gpu_span **spans, size_t *n,
+                        char *why, size_t cap);
 } pg__backend_ops;
 
 /* Open a backend. spec is the part after "host:" / "cuda:" (may be ""). enable_timing asks the

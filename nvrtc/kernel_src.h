@@ -15,6 +15,9 @@ typedef struct pg__kernel_src {
     const pg_param_info *params;
     int nparams;
     const char *cache_dir; /* on-disk cache folder, may be NULL (no cache) */
+    /* Device classes to build for, bit (1 << pg_device_class) each; 0: all. A runtime of
+     * several backends builds only for the backends of these classes (a kernel's where=). */
+    unsigned classes;
 } pg__kernel_src;
 
 #endif

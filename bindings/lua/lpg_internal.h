@@ -39,6 +39,8 @@ typedef struct lpg_kernel {
 void lpg_push_u64(lua_State *L, uint64_t v);
 void lpg_set_u64(lua_State *L, const char *key, uint64_t v);
 int lpg_fail(lua_State *L, pg_status st);
+/* polygpu.node_status() (lpg_node.c) */
+int lpg_node_status(lua_State *L);
 /* lpg_fail in two steps, for a caller that must clean up (with more polygpu calls) between the
  * failure and the raise: push the message now, raise it later with the message on top. */
 void lpg_push_failure(lua_State *L, pg_status st);

@@ -18,13 +18,42 @@ static lpg_kernel *check_kernel(lua_State *L, int idx) {
     return k;
 }
 
-/* rt:kernel(source, name [, signature [, options]]) */
+/* rt:kernel(source, name [, signature [, options]] [, {where = "any" | "gpu" | "cpu"}]): the
+ * options table, last, may also carry signature= and options=. */
 int lpg_kernel_new(lua_State *L) {
     lpg_runtime *r = lpg_check_runtime(L, 1);
     const char *src = lpg_check_cstring(L, 2, "kernel source");
     const char *name = lpg_check_cstring(L, 3, "kernel name");
-    const char *sig = lpg_opt_cstring(L, 4, "signature");
-    const char *opts = lpg_opt_cstring(L, 5, "compiler options");
+    int top = lua_gettop(L), tab = top >= 4 && lua_type(L, top) == LUA_TTABLE ? top : 0;
+    const char *sig = tab == 4 ? NULL : lpg_opt_cstring(L, 4, "signature");
+    const char *opts = tab && tab <= 5 ? NULL : lpg_opt_cstring(L, 5, "compiler options");
+    const char *where = NULL;
+    if (tab) {
+        static const char *const keys[] = {"where", "signature", "options"};
+        const char **out[] = {&where, &sig, &opts};
+        for (int i = 0; i < 3; i++) {
+            int t = lua_getfield(L, tab, keys[i]);
+            if (t == LUA_TSTRING)
+                *out[i] = lua_tostring(L, -1); /* the table keeps it alive */
+            else if (t != LUA_TNIL)
+                return lpg_error(L, PG_ERROR_ARGUMENT,
+                                 "kernel options: %s must be a string, got %s", keys[i],
+                                 luaL_typename(L, -1));
+            lua_pop(L, 1);
+        }
+        lua_pushnil(L); /* an unknown key is a mistake worth naming */
+        while (lua_next(L, tab)) {
+            lua_pop(L, 1);
+            const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+            if (strcmp(k, "where") && strcmp(k, "signature") && strcmp(k, "options")) {
+                lua_pushvalue(L, -1);
+                return lpg_error(L, PG_ERROR_ARGUMENT,
+                                 "kernel options: unknown key '%s' (expected where, signature, "
+                                 "options)",
+                                 luaL_tolstring(L, -1, NULL));
+            }
+        }
+    }
     lpg_kernel *k = lua_newuserdatauv(L, sizeof *k, 2);
     k->k = NULL;
     k->owner = r;
@@ -33,7 +62,7 @@ int lpg_kernel_new(lua_State *L) {
     lua_setiuservalue(L, -2, 1);
     lua_pushvalue(L, 3);
     lua_setiuservalue(L, -2, 2);
-    pg_status st = pg_kernel_new(r->rt, src, name, sig, opts, &k->k);
+    pg_status st = pg_kernel_new_where(r->rt, src, name, sig, opts, where, &k->k);
     if (st != PG_OK) {
         k->k = NULL;
         return lpg_fail(L, st);

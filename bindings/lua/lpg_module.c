@@ -49,6 +49,7 @@ static int mod_close(lua_State *L) {
 int luaopen_polygpu(lua_State *L) {
     luaL_checkversion(L);
     lpg_interrupt_install();
+    pg_node_language_set("lua"); /* what pg_node_status says of this process's runtimes */
     lpg_runtime_register(L);
     lpg_array_register(L);
     lpg_kernel_register(L);
@@ -69,6 +70,8 @@ int luaopen_polygpu(lua_State *L) {
     lua_setfield(L, -2, "linalg");
     lua_pushcfunction(L, mod_default_runtime);
     lua_setfield(L, -2, "default_runtime");
+    lua_pushcfunction(L, lpg_node_status);
+    lua_setfield(L, -2, "node_status");
     lua_pushfstring(L, "%d.%d.%d", PG_VERSION_MAJOR, PG_VERSION_MINOR, PG_VERSION_PATCH);
     lua_setfield(L, -2, "version");
     return 1;

@@ -333,11 +333,16 @@ static int rt_devices(lua_State *L) {
         count = PG_MAX_DEVICES;
     lua_createtable(L, count, 0);
     for (int i = 0; i < count; i++) {
-        lua_createtable(L, 0, 11);
+        lua_createtable(L, 0, 13);
         lua_pushinteger(L, info[i].id);
         lua_setfield(L, -2, "id");
-        lua_pushstring(L, info[i].kind == PG_DEVICE_CUDA ? "cuda" : "cpu");
+        int gpu = info[i].device_class == PG_CLASS_GPU; /* what the registry says */
+        lua_pushstring(L, gpu ? "cuda" : "cpu");
         lua_setfield(L, -2, "kind");
+        lua_pushstring(L, gpu ? "gpu" : "cpu");
+        lua_setfield(L, -2, "class");
+        lua_pushstring(L, info[i].backend);
+        lua_setfield(L, -2, "backend");
         lua_pushstring(L, info[i].name);
         lua_setfield(L, -2, "name");
         lpg_set_u64(L, "memory_bytes", info[i].memory_bytes);

@@ -4,6 +4,8 @@
 #include "base/error.h"
 #include "base/alloc.h"
 #include "devices/backend.h"
+#include "devices/cuda/cu_cupti.h"
+#include "devices/registry.h"
 #include "devices/cuda/cu_driver.h"
 #include "devices/cuda/cu_nvml.h"
 #include "nvrtc/chunk_wrap.h"
@@ -89,6 +91,9 @@ struct pg__backend {
     void **plain;
     int nplain, plain_cap;
     struct flag_slabs flags[PG_MAX_DEVICES]; /* guarded by mu */
+    /* The GPU's own timeline (trace option): CUPTI's records, or why there are none. */
+    pg__cupti *cupti;
+    char cupti_why[1400];
 };
 
 typedef struct cu_image {
@@ -861,7 +866,51 @@ static int device_fault(pg__backend *b, int dev, char *msg, size_t cap) {
     return 1;
 }
 
+/* ---- the GPU's own timeline (devices/cuda/cu_cupti.c) */
+
+static void gpu_trace_start(pg__backend *b) {
+    void *ctx[PG_MAX_DEVICES];
+    for (int d = 0; d < b->n; d++)
+        ctx[d] = b->d[d].ctx;
+    b->cupti = pg__cupti_start(ctx, b->n, b->cupti_why, sizeof b->cupti_why);
+    /* PG_TRACE_EVENTS=0: with the GPU's own timeline, no timing events around each launch and
+     * copy (two event records each, host time that would show in the timeline as host
+     * submission); the host's rows then show instants at submission. */
+    const char *ev = getenv("PG_TRACE_EVENTS");
+    if (b->cupti && ev && !strcmp(ev, "0"))
+        b->timing = 0;
+}
+
+static void trace_enter(pg__backend *b, uint64_t id) {
+    if (b->cupti)
+        pg__cupti_enter(b->cupti, id);
+}
+
+static void trace_leave(pg__backend *b) {
+    if (b->cupti)
+        pg__cupti_leave(b->cupti);
+}
+
+static int gpu_timeline(pg__backend *b, uint64_t epoch_ns, int idle, pg_gpu_span **spans, size_t *n,
+                        char *why, size_t cap) {
+    *spans = NULL;
+    *n = 0;
+    if (!b->cupti) {
+        snprintf(why, cap, "%s",
+                 b->cupti_why[0] ? b->cupti_why : "recording was not started (trace option off)");
+        return 0;
+    }
+    if (pg__cupti_spans(b->cupti, epoch_ns, idle, spans, n, why, cap)) {
+        snprintf(why, cap, "%s", pg_last_error());
+        pg__error_clear();
+        return 0;
+    }
+    return 1;
+}
+
 static void close_backend(pg__backend *b) {
+    pg__cupti_stop(b->cupti); /* while the contexts live: CUPTI flushes their records */
+    b->cupti = NULL;
     for (int d = 0; d < b->n; d++) {
         if (!b->d[d].ctx)
             continue;
@@ -1028,6 +1077,10 @@ static const pg__backend_ops ops = {
     .power_mw = power_mw,
     .energy_mj = energy_mj,
     .power_default_mw = power_default_mw,
+    .gpu_trace_start = gpu_trace_start,
+    .trace_enter = trace_enter,
+    .trace_leave = trace_leave,
+    .gpu_timeline = gpu_timeline,
 };
 
 /* "" = every GPU, "0,2" = those ordinals. */
@@ -1219,3 +1272,31 @@ pg_status pg__cuda_backend_open(const char *spec, int enable_timing, const pg__b
     *ndev = n;
     return PG_OK;
 }
+
+/* Syntax only: how many GPUs there are is known once the driver is loaded. */
+static pg_status cuda_check(const char *spec) {
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || end - p > 4 || v < 0 || (*end && *end != ',') || (*end && !end[1]))
+            return pg__error(PG_ERROR_ARGUMENT, "bad CUDA device list 'cuda:%s'", spec);
+        p = *end ? end + 1 : end;
+    }
+    return PG_OK;
+}
+
+static pg_status cuda_entry_open(const char *spec, const pg__open_args *a,
+                                 const pg__backend_ops **out, pg__backend **b, int *ndev) {
+    return pg__cuda_backend_open(spec, a->timing, out, b, ndev);
+}
+
+const pg__backend_entry pg__cuda_entry = {
+    .name = "cuda",
+    .forms = "cuda (every GPU), a list of GPU ordinals such as cuda:0,2",
+    .device_class = PG_CLASS_GPU,
+    .in_auto = 1,
+    .measure_links = 1,
+    .check = cuda_check,
+    .open = cuda_entry_open,
+};

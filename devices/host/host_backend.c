@@ -1,5 +1,6 @@
 /* host_backend.c: CPU devices (separate memories, a thread pool each) behind pg__backend_ops. */
 #include "devices/backend.h"
+#include "devices/registry.h"
 #include "base/alloc.h"
 #include "base/error.h"
 #include "devices/host/host_guard.h"
@@ -369,3 +370,25 @@ pg_status pg__host_backend_open(const char *spec, int enable_timing, int check_b
     *ndev = n;
     return PG_OK;
 }
+
+static pg_status host_check(const char *spec) {
+    int n;
+    return parse_spec(spec, &n);
+}
+
+static pg_status host_entry_open(const char *spec, const pg__open_args *a,
+                                 const pg__backend_ops **ops, pg__backend **b, int *ndev) {
+    return pg__host_backend_open(spec, a->timing, a->check_bounds, ops, b, ndev);
+}
+
+/* CPU devices: their memory is the process's, so other backends copy to it as host memory. */
+const pg__backend_entry pg__host_entry = {
+    .name = "host",
+    .forms = "host (one CPU device), host:N (N CPU devices, 1..64)",
+    .device_class = PG_CLASS_CPU,
+    .host_visible = 1,
+    .cheap_queries = 1,
+    .label_buffer = pg__host_guard_label,
+    .check = host_check,
+    .open = host_entry_open,
+};

@@ -12,7 +12,10 @@
  * a thread's wait moves it for every thread. */
 #include "base/alloc.h"
 #include "base/error.h"
+#include "devices/registry.h"
+#include "devices/sim/sim_backend.h"
 #include "devices/sim/sim_internal.h"
+#include "devices/sim/sim_profile.h"
 #include "nvrtc/kernel_cache.h"
 
 #include <math.h>
@@ -445,3 +448,29 @@ pg_status pg__sim_interconnect_file(pg__backend *b, const char *cache_dir, char 
     snprintf(out, cap, "%s", path);
     return PG_OK;
 }
+
+static pg_status sim_check(const char *spec) {
+    if (!spec[0])
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "sim needs a machine: sim:PRESET or sim:/path/file.topo (e.g. "
+                         "sim:dgx1-v100)");
+    return PG_OK; /* the rest is checked when it opens */
+}
+
+static pg_status sim_entry_open(const char *spec, const pg__open_args *a,
+                                const pg__backend_ops **ops, pg__backend **b, int *ndev) {
+    return pg__sim_backend_open(spec, a->timing, ops, b, ndev);
+}
+
+/* Simulated GPUs: never in auto; the policies see the simulated links (links_file), never a
+ * measurement, which would time the simulator. With compute=cpu its buffers are host memory,
+ * but with compute=none they are addresses only, so it does not claim host-visible memory. */
+const pg__backend_entry pg__sim_entry = {
+    .name = "sim",
+    .forms = "sim:PRESET (simulated GPUs, e.g. sim:dgx1-v100)",
+    .device_class = PG_CLASS_GPU,
+    .check = sim_check,
+    .open = sim_entry_open,
+    .links_file = pg__sim_interconnect_file,
+    .profile_append = pg__sim_profile_append,
+};

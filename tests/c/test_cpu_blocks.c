@@ -130,7 +130,7 @@ static pg__cpu_module *build(const char *src, const char *name, const char *opti
     pg_param_info *params;
     int n;
     REQUIRE_OK(pg__signature_infer(src, name, &params, &n));
-    pg__kernel_src ks = {src, name, options, params, n, cache_dir};
+    pg__kernel_src ks = {src, name, options, params, n, cache_dir, 0};
     pg__cpu_module *m = NULL;
     pg_status st = pg__cpu_compile(&ks, &m);
     if (st) {

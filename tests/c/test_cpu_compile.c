@@ -21,7 +21,7 @@ static pg_status compile(const char *source, const char *name, const char *optio
     pg_status st = pg__signature_infer(source, name, &params, &n);
     if (st)
         return st;
-    pg__kernel_src src = {source, name, options, params, n, dir};
+    pg__kernel_src src = {source, name, options, params, n, dir, 0};
     st = pg__cpu_compile(&src, m);
     free(params);
     return st;
@@ -370,7 +370,7 @@ static void test_errors(void) {
     int nwrong;
     REQUIRE_OK(pg__signature_parse("double *v", &wrong, &nwrong));
     pg__kernel_src src = {
-        "__global__ void k(float *v) { v[0] = 1; }", "k", NULL, wrong, nwrong, cache_dir};
+        "__global__ void k(float *v) { v[0] = 1; }", "k", NULL, wrong, nwrong, cache_dir, 0};
     CHECK_STATUS(pg__cpu_compile(&src, &m), PG_ERROR_COMPILE);
     CHECK(strstr(pg_last_error(), "signature") != NULL);
     free(wrong);
@@ -410,10 +410,10 @@ static void test_errors(void) {
     CHECK_STATUS(compile(saxpy_src, "saxpy", NULL, cache_dir, &m), PG_OK);
     pg__cpu_module_free(m);
     pg_param_info none[1];
-    pg__kernel_src nf = {saxpy_src, "sax", NULL, none, 0, cache_dir};
+    pg__kernel_src nf = {saxpy_src, "sax", NULL, none, 0, cache_dir, 0};
     CHECK_STATUS(pg__cpu_compile(&nf, &m), PG_ERROR_NOT_FOUND);
     CHECK(strstr(pg_last_error(), "'sax'") && strstr(pg_last_error(), "saxpy"));
-    pg__kernel_src bad_name = {saxpy_src, "saxpy; int x", NULL, none, 0, cache_dir};
+    pg__kernel_src bad_name = {saxpy_src, "saxpy; int x", NULL, none, 0, cache_dir, 0};
     CHECK_STATUS(pg__cpu_compile(&bad_name, &m), PG_ERROR_ARGUMENT);
     CHECK_STATUS(pg__cpu_compile(NULL, &m), PG_ERROR_ARGUMENT);
 }

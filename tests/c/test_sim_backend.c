@@ -197,7 +197,7 @@ static void test_routes(void) {
 }
 
 static void *kernel_fn(const char *name, int dev, void **image) {
-    pg__kernel_src src = {"", name, NULL, NULL, 0, NULL};
+    pg__kernel_src src = {"", name, NULL, NULL, 0, NULL, 0};
     void *fn = NULL;
     REQUIRE_OK(ops->kernel_build(b, &src, image));
     REQUIRE_OK(ops->kernel_function(b, *image, dev, &fn));

@@ -145,6 +145,7 @@ struct op {
     struct CUevent_st *e; /* record */
     uint64_t gen;
     struct CUgraphExec_st *g;
+    uint32_t corr; /* the tracer's correlation id of the call that enqueued it */
 };
 
 typedef struct alloc {
@@ -339,12 +340,41 @@ static void run_kernel(const launch *l) {
 
 static int run_to(struct CUstream_st *s, uint64_t target);
 
+/* A tracer (the fake CUPTI, fake_cupti.c) hears of each call that enqueues work, giving it a
+ * correlation id, and of each kernel, copy and memset as it runs (kind 0, 1, 2; copy_kind as
+ * CUPTI's: 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH, 10 PtoP; src_dev/dst_dev -1 for the host). Both are
+ * called with the driver's lock held: they must not call the driver. */
+typedef struct fake_tracer {
+    uint32_t (*call)(const char *name);
+    void (*ran)(int kind, int dev, const void *stream, uint32_t corr, uint64_t bytes, int copy_kind,
+                int src_dev, int dst_dev, const char *name);
+} fake_tracer;
+static const fake_tracer *tracer;
+
+static uint32_t traced_call(const char *name) {
+    return tracer ? tracer->call(name) : 0;
+}
+
+static void traced_copy(struct CUstream_st *s, uint32_t corr, void *dst, const void *src,
+                        size_t n) {
+    if (!tracer)
+        return;
+    const alloc *a = find_alloc(src, n ? n : 1), *b = find_alloc(dst, n ? n : 1);
+    int sd = a ? a->dev : -1, dd = b ? b->dev : -1;
+    int kind = sd < 0 && dd < 0 ? 9 : sd < 0 ? 1 : dd < 0 ? 2 : sd == dd ? 8 : 10;
+    tracer->ran(1, s->ctx->dev, s, corr, n, kind, sd, dd, "");
+}
+
 static void deadlock(const char *why) {
     fprintf(stderr, "fake CUDA: DEADLOCK: %s (on a GPU this would hang)\n", why);
     abort();
 }
 
-static void exec_node(const node *n) {
+static void exec_node(struct CUstream_st *s, uint32_t corr, const node *n) {
+    if (tracer && n->kind == 0)
+        tracer->ran(0, s->ctx->dev, s, corr, 0, 0, -1, -1, n->l.fn->k->name);
+    if (n->kind == 1)
+        traced_copy(s, corr, n->dst, n->src, n->bytes);
     if (n->kind == 0)
         run_kernel(&n->l);
     else if (n->kind == 1 && check_range(n->src, n->bytes, "graph memcpy node (source)") &&
@@ -386,15 +416,20 @@ static void exec_op(struct CUstream_st *s, op *o) {
                 o->kind == OP_KERNEL ? o->l.fn->k->name : "");
     switch (o->kind) {
     case OP_COPY:
+        traced_copy(s, o->corr, o->dst, o->src, o->bytes);
         if (check_range(o->src, o->bytes, "cuMemcpyAsync (source)") &&
             check_range(o->dst, o->bytes, "cuMemcpyAsync (destination)"))
             memmove(o->dst, o->src, o->bytes);
         break;
     case OP_MEMSET:
+        if (tracer)
+            tracer->ran(2, s->ctx->dev, s, o->corr, o->bytes, 0, -1, -1, "");
         if (check_range(o->dst, o->bytes, "cuMemsetD8Async"))
             memset(o->dst, o->value, o->bytes);
         break;
     case OP_KERNEL:
+        if (tracer)
+            tracer->ran(0, s->ctx->dev, s, o->corr, 0, 0, -1, -1, o->l.fn->k->name);
         run_kernel(&o->l);
         break;
     case OP_FREE:
@@ -427,7 +462,7 @@ static void exec_op(struct CUstream_st *s, op *o) {
         break;
     case OP_GRAPH:
         for (size_t i = 0; i < o->g->count; i++)
-            exec_node(&o->g->n[i]);
+            exec_node(s, o->corr, &o->g->n[i]);
         graph_exec_unref(o->g);
         break;
     }
@@ -602,6 +637,20 @@ static struct CUctx_st *need_current(void) {
 }
 
 /* ---- control, for the tests (found with dlsym) */
+
+EXPORT void fake_cuda_set_tracer(const fake_tracer *t) {
+    pthread_mutex_lock(&mu);
+    tracer = t;
+    pthread_mutex_unlock(&mu);
+}
+
+/* The GPU a context belongs to (the fake CUPTI's cuptiGetDeviceId); -1: not a context. */
+EXPORT int fake_cuda_context_device(CUcontext c) {
+    for (int d = 0; d < MAX_DEV; d++)
+        if (c == &ctxs[d])
+            return d;
+    return -1;
+}
 
 EXPORT void fake_cuda_arm(uint64_t n, int keep_fault) {
     LOCK();
@@ -1161,6 +1210,7 @@ EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
         RETURN(E_INVALID_HANDLE);
     op *o = new_op(OP_COPY);
     if (o) {
+        o->corr = traced_call("cuMemcpyAsync");
         o->dst = (void *)(uintptr_t)dst;
         o->src = (const void *)(uintptr_t)src;
         o->bytes = n;
@@ -1174,6 +1224,7 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstre
         RETURN(E_INVALID_HANDLE);
     op *o = new_op(OP_MEMSET);
     if (o) {
+        o->corr = traced_call("cuMemsetD8Async");
         o->dst = (void *)(uintptr_t)p;
         o->value = v;
         o->bytes = n;
@@ -1249,6 +1300,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
         RETURN(r ? r : E_INVALID_VALUE);
     op *o = new_op(OP_KERNEL);
     if (o) {
+        o->corr = traced_call("cuLaunchKernel");
         o->l.fn = f;
         o->l.grid[0] = gx, o->l.grid[1] = gy, o->l.grid[2] = gz;
         o->l.block[0] = bx, o->l.block[1] = by, o->l.block[2] = bz;
@@ -1372,6 +1424,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
         RETURN(E_INVALID_HANDLE);
     op *o = new_op(OP_GRAPH);
     if (o) {
+        o->corr = traced_call("cuGraphLaunch");
         o->g = e;
         e->refs++;
     }

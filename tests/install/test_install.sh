@@ -99,10 +99,10 @@ outside=$(cd "$work/dest" && find . -mindepth 1 -maxdepth 1 ! -name polygpu-pref
 [ -z "$outside" ] || fail "cmake --install --prefix P wrote outside P: $(cd "$work/dest" && find $outside -type f | head -5)"
 mv "$work/dest/polygpu-prefix" "$work/full"
 full=$work/full
-for f in "$full/$libdir/$soname" "$full/bin/polygpu-bandwidth"; do
+for f in "$full/$libdir/$soname" "$full/bin/polygpu-bandwidth" "$full/bin/polygpu-top"; do
   [ -e "$f" ] || fail "cmake --install did not install ${f#"$full/"}"
 done
-for f in "$full/bin/polygpu-bandwidth" $(find "$full" -name '*.so' ! -name 'libpolygpu*'); do
+for f in "$full/bin/polygpu-bandwidth" "$full/bin/polygpu-top" $(find "$full" -name '*.so' ! -name 'libpolygpu*'); do
   if readelf -d "$f" | grep -E "R(UN)?PATH" | grep -v -q '\$ORIGIN'; then
     fail "${f#"$full/"}: RUNPATH not relative to \$ORIGIN: $(readelf -d "$f" | grep -E 'R(UN)?PATH')"
   fi
@@ -113,6 +113,11 @@ mkdir -p "$work/run-full"
    >"$work/tool.out" 2>&1 || { cat "$work/tool.out"; fail "the installed polygpu-bandwidth does not run"; }
 grep -q "saved .*bw.csv" "$work/tool.out" || { cat "$work/tool.out"; fail "polygpu-bandwidth: no CSV saved"; }
 echo "polygpu-bandwidth: runs from the install"
+mkdir -p "$work/node" && chmod 1777 "$work/node"
+top_json=$(PG_NODE_DIR="$work/node" "$full/bin/polygpu-top" --json 2>&1) ||
+  fail "the installed polygpu-top does not run: $top_json"
+[ "$top_json" = '{"clients": [], "devices": []}' ] || fail "polygpu-top --json: $top_json"
+echo "polygpu-top: runs from the install"
 
 python=$(cache Python3_EXECUTABLE)
 if [ -n "$python" ] && [ -d "$build/bindings/python/polygpu" ]; then

@@ -4,7 +4,7 @@ objects rather than the sources (check_layers.py reads includes, which miss a ca
 a declaration in a lower header but defined higher up, as dag/export.c once called
 pg_access_name in core/observe.c).
 
-    base -> nvrtc -> devices, net -> dag, policies -> core
+    base -> nvrtc -> devices, net -> dag, node, policies -> core
 
 For each object file of the library (CMake's `polygpu.dir`), `nm` gives the symbols it defines
 and the ones it uses; a symbol used by a file of one layer and defined by a file of a higher
@@ -22,7 +22,7 @@ import sys
 
 MAX_LOOP = 6  # files in the largest call loop allowed
 
-RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "policies": 3, "core": 4}
+RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "node": 3, "policies": 3, "core": 4}
 
 
 def symbols(nm, path):

@@ -2,7 +2,7 @@
 """check_layers.py: every #include of the library goes down the documented layer order
 (docs/ARCHITECTURE.md, "Layers"), never up and never sideways between layers of one rank.
 
-    base -> nvrtc -> devices, net -> dag, policies -> core -> bindings
+    base -> nvrtc -> devices, net -> dag, node, policies -> core -> bindings
 
 The public header core/polygpu.h is the vocabulary every layer shares (its types and status
 codes), so any file may include it; bindings include nothing else of the library. Prints each
@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "policies": 3, "core": 4, "bindings": 5}
+RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "node": 3, "policies": 3, "core": 4, "bindings": 5}
 PUBLIC = "core/polygpu.h"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -9,15 +9,17 @@ enum { ARG_ARRAY, ARG_INT, ARG_FLOAT, ARG_DOUBLE };
 
 JNIEXPORT jlong JNICALL Java_polygpu_Native_kernelNew(JNIEnv *env, jclass cls, jlong rt,
                                                       jbyteArray source, jbyteArray name,
-                                                      jbyteArray signature, jbyteArray options) {
-    int f1 = 0, f2 = 0, f3 = 0, f4 = 0;
+                                                      jbyteArray signature, jbyteArray options,
+                                                      jbyteArray where) {
+    int f1 = 0, f2 = 0, f3 = 0, f4 = 0, f5 = 0;
     char *src = pgj_cstr(env, source, &f1);
     char *nm = f1 ? NULL : pgj_cstr(env, name, &f2);
     char *sig = f1 || f2 ? NULL : pgj_cstr(env, signature, &f3);
     char *opt = f1 || f2 || f3 ? NULL : pgj_cstr(env, options, &f4);
+    char *wh = f1 || f2 || f3 || f4 ? NULL : pgj_cstr(env, where, &f5);
     pg_kernel *k = NULL;
-    if (!(f1 || f2 || f3 || f4)) {
-        pg_status st = pg_kernel_new(PGJ_PTR(pg_runtime, rt), src, nm, sig, opt, &k);
+    if (!(f1 || f2 || f3 || f4 || f5)) {
+        pg_status st = pg_kernel_new_where(PGJ_PTR(pg_runtime, rt), src, nm, sig, opt, wh, &k);
         if (st) {
             pgj_throw_status(env, st);
             k = NULL;
@@ -27,6 +29,7 @@ JNIEXPORT jlong JNICALL Java_polygpu_Native_kernelNew(JNIEnv *env, jclass cls, j
     free(nm);
     free(sig);
     free(opt);
+    free(wh);
     return PGJ_HANDLE(k);
 }
 

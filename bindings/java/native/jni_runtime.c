@@ -235,7 +235,7 @@ JNIEXPORT jobjectArray JNICALL Java_polygpu_Native_runtimeDevices(JNIEnv *env, j
         const pg_device_info *i = &info[d];
         jlong *n = &nums[d * DEVICE_FIELDS];
         n[0] = i->id;
-        n[1] = i->kind == PG_DEVICE_CUDA ? 1 : 0;
+        n[1] = i->device_class == PG_CLASS_GPU ? 1 : 0; /* what the registry says */
         n[2] = (jlong)i->memory_bytes;
         n[3] = i->compute_major;
         n[4] = i->compute_minor;
@@ -265,6 +265,19 @@ JNIEXPORT jstring JNICALL Java_polygpu_Native_dagString(JNIEnv *env, jclass cls,
                                                         jint format) {
     char *s = NULL;
     pg_status st = pg_dag_export_string(PGJ_PTR(pg_runtime, rt), (pg_dag_format)format, &s);
+    if (st) {
+        pgj_throw_status(env, st);
+        return NULL;
+    }
+    jstring out = pgj_string(env, s);
+    pg_string_free(s);
+    return out;
+}
+
+JNIEXPORT jstring JNICALL Java_polygpu_Native_nodeStatus(JNIEnv *env, jclass cls) {
+    (void)cls;
+    char *s = NULL;
+    pg_status st = pg_node_status(&s);
     if (st) {
         pgj_throw_status(env, st);
         return NULL;

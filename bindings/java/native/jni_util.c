@@ -95,6 +95,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
         return JNI_ERR;
     jvm = vm;
     pg_set_interrupt_check(java_interrupt_check, NULL);
+    pg_node_language_set("java"); /* what pg_node_status says of this process's runtimes */
     return JNI_VERSION_1_8;
 }
 

@@ -97,6 +97,18 @@ from ._default import array, asarray, default_runtime, from_dlpack, kernel, sync
 from ._runtime import POLICIES, Runtime
 from . import linalg
 
+
+def node_status():
+    """The machine's devices as shared by this user's polygpu processes (option ``share``,
+    default ``"node"``): ``{"clients": [{"pid", "language", "devices", "inflight", "bytes"}],
+    "devices": [{"device", "inflight", "bytes", "clients"}]}`` — per client (a runtime) the
+    devices it uses (``"host:0"``, a GPU's UUID), its unfinished computations and the device
+    bytes it holds; per device the same summed, and the pids of the clients using it. Clients
+    that died are left out (their memory is reclaimed). Needs no runtime."""
+    import json as _json
+
+    return _json.loads(_polygpu._node_status())
+
 for _cls in (Runtime, DAG, Timeline, TimelineEntry):
     _cls.__module__ = __name__  # documented as polygpu.Runtime, polygpu.DAG, ...
 del _cls
@@ -138,5 +150,6 @@ __all__ = [
     "from_dlpack",
     "kernel",
     "linalg",
+    "node_status",
     "sync",
 ]

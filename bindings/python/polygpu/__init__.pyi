@@ -11,6 +11,7 @@ from ._display import DAG as DAG
 from ._display import Timeline as Timeline
 from ._display import TimelineEntry as TimelineEntry
 from . import linalg as linalg
+from typing import Any
 from ._polygpu import ArgumentError as ArgumentError
 from ._polygpu import CompileError as CompileError
 from ._polygpu import DeviceArray as DeviceArray
@@ -72,5 +73,8 @@ __all__ = [
     "from_dlpack",
     "kernel",
     "linalg",
+    "node_status",
     "sync",
 ]
+
+def node_status() -> dict[str, list[dict[str, Any]]]: ...

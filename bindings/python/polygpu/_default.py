@@ -54,10 +54,10 @@ def asarray(obj, dtype=None, *, owner=None):
     return default_runtime().asarray(obj, dtype, owner=owner)
 
 
-def kernel(source, name, signature=None, options=None):
+def kernel(source, name, signature=None, options=None, *, where=None):
     """``default_runtime().kernel(...)``: compile the ``__global__`` function ``name`` of the
-    CUDA ``source`` into a :class:`Kernel`."""
-    return default_runtime().kernel(source, name, signature, options)
+    CUDA ``source`` into a :class:`Kernel` (``where``: "any", "gpu" or "cpu")."""
+    return default_runtime().kernel(source, name, signature, options, where=where)
 
 
 def sync():

@@ -1,5 +1,5 @@
 # Stubs for polygpu._default: the default runtime behind polygpu.array / asarray / kernel / sync.
-from typing import Iterable
+from typing import Iterable, Literal
 
 from . import _polygpu, _runtime
 
@@ -20,5 +20,7 @@ def kernel(
     name: str,
     signature: str | None = None,
     options: str | Iterable[str] | None = None,
+    *,
+    where: Literal["any", "gpu", "cpu"] | None = None,
 ) -> _polygpu.Kernel: ...
 def sync() -> None: ...

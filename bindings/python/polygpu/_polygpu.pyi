@@ -64,17 +64,24 @@ _FSPath: TypeAlias = Union[str, bytes, PathLike[str], PathLike[bytes]]
 
 # ---------------------------------------------------------------- returned dicts
 
-class _DeviceInfo(TypedDict):
-    id: int
-    kind: Literal["cpu", "cuda"]
-    name: str
-    memory_bytes: int
-    compute_capability: tuple[int, int] | None
-    multiprocessors: int
-    max_threads_per_block: int
-    max_block: tuple[int, int, int]
-    max_grid: tuple[int, int, int]
-    max_shared_memory_per_block: int
+# A functional TypedDict: "class" (the device's class, from the backend registry) is a keyword.
+_DeviceInfo = TypedDict(
+    "_DeviceInfo",
+    {
+        "id": int,
+        "kind": Literal["cpu", "cuda"],
+        "class": Literal["cpu", "gpu"],
+        "backend": str,
+        "name": str,
+        "memory_bytes": int,
+        "compute_capability": tuple[int, int] | None,
+        "multiprocessors": int,
+        "max_threads_per_block": int,
+        "max_block": tuple[int, int, int],
+        "max_grid": tuple[int, int, int],
+        "max_shared_memory_per_block": int,
+    },
+)
 
 class _ModelInfo(TypedDict):
     kernel: str
@@ -247,6 +254,7 @@ class Runtime:
         options: str | Iterable[str] | None = None,
         *,
         split: Literal["auto", "on", "off", "default"] | None = None,
+        where: Literal["any", "gpu", "cpu"] | None = None,
     ) -> Kernel: ...
     def stats(self) -> _Stats: ...
     def models(self) -> list[_ModelInfo]: ...

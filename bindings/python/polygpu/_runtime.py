@@ -82,6 +82,10 @@ class Runtime(_polygpu.Runtime):
       host read returns the current value on every rank, and a host write counts on the
       owner (every rank runs it; the others' data is not used). :attr:`rank`,
       :attr:`nranks`; ``stats()["rank_messages_sent"]`` and the like count the messages.
+    * ``share``: ``"node"`` (default; ``PG_SHARE``) shares this machine's devices with the
+      user's other polygpu processes: placement sees their work in flight, and a call whose
+      arrays do not fit beside their memory waits for it (:func:`polygpu.node_status`);
+      ``"off"`` schedules alone.
 
     The on/off options (``prefetch``, ``elide_copies``, ``models``) take True and False as
     well as ``"on"``/``"off"``; a path option refuses a bool, and a str with a NUL character in
@@ -192,7 +196,11 @@ class Runtime(_polygpu.Runtime):
         its own work), "args": [{"array", "access"}], "submit_ns",
         "start_ns", "end_ns"} (copies also "bytes", "src", "dst"; parts of one launch split
         over devices also "part" and "parts"), ...], "edges": [[from_id,
-        to_id], ...]}``, oldest vertex first: the same data and schema as the JSON export.
+        to_id], ...], "gpu_timeline": "available (...)" or "unavailable (why)", "gpu_spans":
+        [{"id" (the vertex, 0: none), "kind" ("kernel", "copy", "memset"), "device",
+        "gpu_stream", "start_ns", "end_ns", "api_ns", "bytes", "copy_kind", "name"}, ...]}``,
+        oldest vertex first: the same data and schema as the JSON export. The GPU spans are the
+        GPU's own timeline (with ``trace=...`` on GPUs, where CUPTI is installed).
         ``args[i]["array"]`` is :attr:`DeviceArray.id`; an edge is an inferred dependency (a
         copy vertex sits between a producer and a consumer on another device).
 

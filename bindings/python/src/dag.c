@@ -41,7 +41,41 @@ static PyObject *vertex_dict(const pg_dag_vertex_info *v) {
     return d;
 }
 
-/* The snapshot as {"vertices": [...], "edges": [[from, to], ...]}. */
+/* The GPU's own timeline: a list of span dicts (pg_gpu_span), the JSON export's "gpu_spans". */
+static PyObject *gpu_spans(const pg_dag *g) {
+    size_t n = 0;
+    pg_status st = pg_dag_gpu_span_count(g, &n);
+    if (st)
+        return pgpy_raise(st);
+    static const char *const kinds[] = {"kernel", "copy", "memset"};
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        pg_gpu_span x;
+        if ((st = pg_dag_gpu_span(g, i, &x))) {
+            pgpy_raise(st);
+            Py_CLEAR(list);
+            break;
+        }
+        PyObject *name = PyUnicode_DecodeUTF8(x.name, (Py_ssize_t)strlen(x.name), "replace");
+        PyObject *d =
+            name ? Py_BuildValue(
+                       "{s:K,s:s,s:i,s:I,s:K,s:K,s:K,s:K,s:s,s:N}", "id", (unsigned long long)x.id,
+                       "kind", (unsigned)x.kind < 3 ? kinds[x.kind] : "?", "device", x.device,
+                       "gpu_stream", (unsigned)x.gpu_stream, "start_ns",
+                       (unsigned long long)x.start_ns, "end_ns", (unsigned long long)x.end_ns,
+                       "api_ns", (unsigned long long)x.api_ns, "bytes", (unsigned long long)x.bytes,
+                       "copy_kind", x.copy_kind, "name", name)
+                 : NULL;
+        if (!d)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+    }
+    return list;
+}
+
+/* The snapshot as {"vertices": [...], "edges": [[from, to], ...], "gpu_timeline": "...",
+ * "gpu_spans": [...]}. */
 static PyObject *dag_to_py(const pg_dag *g) {
     size_t nv = 0, ne = 0;
     pg_status st = pg_dag_vertex_count(g, &nv);
@@ -81,7 +115,15 @@ static PyObject *dag_to_py(const pg_dag *g) {
         Py_XDECREF(edges);
         return NULL;
     }
-    return Py_BuildValue("{s:N,s:N}", "vertices", vertices, "edges", edges);
+    PyObject *spans = gpu_spans(g);
+    if (!spans) {
+        Py_DECREF(vertices);
+        Py_DECREF(edges);
+        return NULL;
+    }
+    const char *why = pg_dag_gpu_timeline(g);
+    return Py_BuildValue("{s:N,s:N,s:s,s:N}", "vertices", vertices, "edges", edges, "gpu_timeline",
+                         why ? why : "", "gpu_spans", spans);
 }
 
 PyObject *pgpy_dag(pg_runtime *h) {

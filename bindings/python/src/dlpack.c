@@ -61,8 +61,8 @@ static void export_deleter(pgdl_managed *m) {
     PyGILState_Release(g);
 }
 
-/* The GPU an export comes from: the one holding the current value, else GPU 0; -1 when the
- * runtime has CPU devices (the host copy is exported). -2 with an exception set. */
+/* The GPU an export comes from: the one holding the current value, else the first GPU; -1 when
+ * the runtime has no GPU (the host copy is exported). -2 with an exception set. */
 static int export_gpu(pgpy_array *a) {
     pg_device_info info[PG_MAX_DEVICES];
     int n = 0;
@@ -74,12 +74,17 @@ static int export_gpu(pgpy_array *a) {
         pgpy_raise(st);
         return -2;
     }
-    if (n == 0 || info[0].kind != PG_DEVICE_CUDA)
-        return -1;
-    for (int l = 1; l <= n; l++)
+    /* By device class, not the first device's: a runtime may hold GPUs and CPU devices. */
+    int gpu = -1;
+    for (int l = 1; l <= n; l++) {
+        if (info[l - 1].device_class != PG_CLASS_GPU)
+            continue;
+        if (gpu < 0)
+            gpu = l - 1;
         if (d.valid & (1u << l))
             return l - 1;
-    return 0;
+    }
+    return gpu;
 }
 
 /* A capsule no consumer took still owns its tensor. */

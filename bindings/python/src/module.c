@@ -34,7 +34,23 @@ static PyObject *mod_ranks_abort(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* _node_status(): pg_node_status's JSON (polygpu.node_status parses it). */
+static PyObject *mod_node_status(PyObject *self, PyObject *unused) {
+    (void)self, (void)unused;
+    char *json = NULL;
+    pg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pg_node_status(&json);
+    Py_END_ALLOW_THREADS
+    if (st)
+        return pgpy_raise(st);
+    PyObject *r = PyUnicode_FromString(json);
+    pg_string_free(json);
+    return r;
+}
+
 static PyMethodDef module_methods[] = {
+    {"_node_status", mod_node_status, METH_NOARGS, NULL},
     {"_ranks_active", mod_ranks_active, METH_NOARGS, NULL},
     {"_ranks_abort", mod_ranks_abort, METH_VARARGS, NULL},
     {"dtype_size", mod_dtype_size, METH_O,
@@ -102,6 +118,7 @@ PyMODINIT_FUNC PyInit__polygpu(void) {
     Py_XDECREF(threading);
     PyErr_Clear();
     pg_set_interrupt_check(interrupt_check, NULL);
+    pg_node_language_set("python"); /* what pg_node_status says of this process's runtimes */
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;

@@ -265,12 +265,12 @@ static PyObject *runtime_asarray(PyObject *self, PyObject *args, PyObject *kwarg
 }
 
 static PyObject *runtime_kernel(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"source", "name", "signature", "options", "split", NULL};
-    const char *source, *name, *signature = NULL, *split = NULL;
+    static char *kw[] = {"source", "name", "signature", "options", "split", "where", NULL};
+    const char *source, *name, *signature = NULL, *split = NULL, *where = NULL;
     PyObject *options = Py_None;
     pgpy_runtime *rt = live(self);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|zO$z:kernel", kw, &source, &name,
-                                     &signature, &options, &split))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|zO$zz:kernel", kw, &source, &name,
+                                     &signature, &options, &split, &where))
         return NULL;
     if (check_open(rt) < 0)
         return NULL;
@@ -303,7 +303,7 @@ static PyObject *runtime_kernel(PyObject *self, PyObject *args, PyObject *kwargs
     pg_status st;
     /* Compiles (or loads from the cache): may take seconds. */
     Py_BEGIN_ALLOW_THREADS
-    st = pg_kernel_new(h, source, name, signature, o, &k);
+    st = pg_kernel_new_where(h, source, name, signature, o, where, &k);
     Py_END_ALLOW_THREADS
     Py_XDECREF(opt);
     if (st == PG_OK && split && (st = pg_kernel_split(k, split)) != PG_OK) {
@@ -587,13 +587,14 @@ static PyObject *runtime_devices(PyObject *self, void *closure) {
         return pgpy_raise(st);
     PyObject *list = PyList_New(0);
     for (int i = 0; list && i < n && i < PG_MAX_DEVICES; i++) {
-        int cuda = info[i].kind == PG_DEVICE_CUDA;
+        int cuda = info[i].device_class == PG_CLASS_GPU; /* what the registry says */
         PyObject *cc = cuda ? Py_BuildValue("(ii)", info[i].compute_major, info[i].compute_minor)
                             : (Py_INCREF(Py_None), Py_None);
         const pg_device_info *f = &info[i];
         PyObject *d =
-            cc ? Py_BuildValue("{s:i,s:s,s:s,s:K,s:N,s:i,s:I,s:(III),s:(III),s:K}", "id", f->id,
-                               "kind", cuda ? "cuda" : "cpu", "name", f->name, "memory_bytes",
+            cc ? Py_BuildValue("{s:i,s:s,s:s,s:s,s:s,s:K,s:N,s:i,s:I,s:(III),s:(III),s:K}", "id",
+                               f->id, "kind", cuda ? "cuda" : "cpu", "class", cuda ? "gpu" : "cpu",
+                               "backend", f->backend, "name", f->name, "memory_bytes",
                                (unsigned long long)f->memory_bytes, "compute_capability", cc,
                                "multiprocessors", f->multiprocessors, "max_threads_per_block",
                                (unsigned)f->max_threads_per_block, "max_block",
@@ -775,7 +776,8 @@ static PyMethodDef runtime_methods[] = {
      "float64). dtype=\nconverts. owner: the rank owning it (several ranks), set before the data "
      "is\nwritten, so the owner's data is the value."},
     {"kernel", (PyCFunction)(void (*)(void))runtime_kernel, METH_VARARGS | METH_KEYWORDS,
-     "kernel(source, name, signature=None, options=None, *, split=None)\n--\n\nCompile the "
+     "kernel(source, name, signature=None, options=None, *, split=None, where=None)\n--\n\n"
+     "Compile the "
      "__global__ function "
      "`name` of the CUDA source (cached on disk). The\nsignature is inferred from the source "
      "(const T* is 'in', T* 'inout', scalars by\nvalue) unless given, e.g. 'out float *y, in "
@@ -783,8 +785,10 @@ static PyMethodDef runtime_methods[] = {
      "('-O3 -DN=4'). split: 'auto', 'on', 'off' or None (the runtime's option split):\none "
      "launch over every device, each on a range of the blocks, for kernels whose\nsignature "
      "says what each block writes, e.g. 'out(chunks=blocks) float *y, in(chunks=blocks)\nconst "
-     "float *x, int n'. Raises CompileError (with .log), NotFoundError when `name`\nis not in the "
-     "source, ArgumentError for a bad signature."},
+     "float *x, int n'. where: 'any' (None), 'gpu' or 'cpu': the class of device it may\nrun on, "
+     "in a runtime of both (devices='cuda,host:2'); a class the runtime lacks\nraises "
+     "ArgumentError naming its devices. Raises CompileError (with .log),\nNotFoundError when "
+     "`name` is not in the source, ArgumentError for a bad signature."},
     {"_gemm", runtime_gemm, METH_VARARGS,
      "_gemm(a, b, c, alpha, beta, trans_a, trans_b, devices, tile, metric) -> dict: the tiled "
      "GEMM (pg_linalg_gemm); see polygpu.linalg.gemm."},

@@ -177,3 +177,27 @@ def test_dag_is_built_from_the_c_data_not_from_json(rt, kernels, monkeypatch):
     monkeypatch.setattr(json, "loads", no_text)
     (k,) = kernel_vertices(rt.dag(), "add1")
     assert k["args"] == [{"array": y.id, "access": "inout"}, {"array": x.id, "access": "in"}]
+
+
+def test_gpu_timeline_says_why_it_is_missing(tmp_path):
+    """The GPU's own timeline (CUPTI) is there only with the trace option on GPUs; elsewhere the
+    snapshot, its JSON and the trace say why, and the rest is as before."""
+    from conftest import SRC
+    with pg.Runtime(devices="host:1") as rt:
+        dag = rt.dag()
+        assert dag["gpu_timeline"] == "unavailable (the trace option is off)"
+        assert dag["gpu_spans"] == []
+    trace = tmp_path / "t.json"
+    with pg.Runtime(devices="host:1", trace=str(trace)) as rt:
+        add1 = rt.kernel(SRC, "add1")
+        a, b = rt.array("float32", N), rt.array("float32", N)
+        add1(G, 256)(b, a, N)
+        rt.sync()
+        dag = rt.dag()
+        assert dag["gpu_timeline"].startswith("unavailable (no GPU: host devices")
+        assert dag["gpu_spans"] == []
+        assert dag == json.loads(rt._dag_string(pg._polygpu.DAG_JSON))
+    doc = json.loads(trace.read_text())
+    assert doc["otherData"]["gpu_timeline"].startswith("unavailable (no GPU")
+    assert any(e.get("name") == "add1" and e["ph"] == "X" for e in doc["traceEvents"])
+    assert not any(e.get("cat", "").startswith("gpu_") for e in doc["traceEvents"])

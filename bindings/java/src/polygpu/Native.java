@@ -91,6 +91,8 @@ final class Native {
 
     static native String dagString(long rt, int format);
 
+    static native String nodeStatus();
+
     static native void dagExport(long rt, int format, byte[] path);
 
     static native void traceWrite(long rt, byte[] path);
@@ -133,7 +135,7 @@ final class Native {
     static native int arrayOwner(long a);
 
     static native long kernelNew(long rt, byte[] source, byte[] name, byte[] signature,
-            byte[] options);
+            byte[] options, byte[] where);
 
     /** A built-in task (pg_task_builtin) as a kernel handle, freed with kernelFree. */
     static native long taskBuiltin(long rt, byte[] name);

@@ -244,6 +244,18 @@ public final class Runtime implements AutoCloseable {
         }
 
         /**
+         * Sharing the machine with this user's other polygpu processes ({@link Node#status()}).
+         *
+         * @param v {@code "node"} (default: placement sees their work in flight, and a call
+         *     whose arrays do not fit beside their memory waits for it) or {@code "off"}
+         *     (schedule alone)
+         * @return this
+         */
+        public Options share(String v) {
+            return set("share", v);
+        }
+
+        /**
          * A Chrome-trace timeline written when the runtime is closed.
          *
          * @param path the JSON file to write
@@ -606,15 +618,37 @@ public final class Runtime implements AutoCloseable {
      * @throws NotFoundException if the source has no kernel of that name
      */
     public Kernel kernel(String source, String name, String signature, String options) {
+        return kernel(source, name, signature, options, null);
+    }
+
+    /**
+     * A kernel that runs on the devices of one class only. In a runtime of GPUs and CPU devices
+     * ({@code devices("cuda,host:2")}) it is compiled for each class it may run on (NVRTC, the
+     * host compiler) from the same source, and every placement policy chooses among the allowed
+     * devices only.
+     *
+     * @param source CUDA C++ source
+     * @param name the {@code __global__} function
+     * @param signature the parameter list, or {@code null} to infer it
+     * @param options space-separated compiler options, or {@code null}
+     * @param where {@code "any"} (or {@code null}: every device), {@code "gpu"} or {@code "cpu"}
+     * @return the compiled kernel
+     * @throws ArgumentException for a class the runtime has no device of (the message names the
+     *                           devices there are), or a where that is none of the three
+     * @throws CompileException if the source does not compile
+     */
+    public Kernel kernel(String source, String name, String signature, String options,
+            String where) {
         if (source == null || name == null)
             throw new ArgumentException("kernel source and name must not be null");
         byte[] src = Native.cstr(source, "kernel source");
         byte[] nm = Native.cstr(name, "kernel name");
         byte[] sig = Native.cstr(signature, "signature");
         byte[] opt = Native.cstr(options, "compiler options");
+        byte[] wh = Native.cstr(where, "where");
         long h = enter();
         try {
-            return new Kernel(this, Native.kernelNew(h, src, nm, sig, opt), name);
+            return new Kernel(this, Native.kernelNew(h, src, nm, sig, opt, wh), name);
         } finally {
             exit();
         }
