@@ -281,7 +281,7 @@ typedef struct pg__limits {
 
 typedef struct pg__device {
     pg_device_info info;
-    pg__limits limits; /* from info, at runtime creation (core/limits.c) */
+    pg__limits limits;                     /* from info, at runtime creation (core/limits.c) */
     const struct pg__backend_entry *entry; /* its backend's registration (devices/registry.h) */
     int nstreams;
     pg__stream *streams[PG__MAX_STREAMS];
@@ -400,7 +400,7 @@ struct pg__runtime {
      * path pays one predictable branch for them */
     pg__ranks *ranks;
     struct pg__node *node; /* the node this runtime shares (core/share.c); NULL: alone */
-    int rank, nranks; /* 0 and 1 single-process */
+    int rank, nranks;      /* 0 and 1 single-process */
     /* check=bounds: view parameters' own buffers, freed once their launch is done (bounds.c) */
     struct pg__staging *staging;
 };
