@@ -333,3 +333,15 @@ pg_status pg_graph_free(pg_graph *h) {
     pg__leave(rt);
     return PG_OK;
 }
+
+pg_status pg_graph_recording(pg_runtime *h, int *recording) {
+    pg__error_clear();
+    if (!recording)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_graph_recording: recording must not be NULL");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_graph_recording");
+    if (!rt)
+        return PG_ERROR_STATE;
+    *recording = recording_here(rt);
+    pg__leave(rt);
+    return PG_OK;
+}

@@ -510,8 +510,15 @@ pg_status pg_kernel_launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t sha
     return launch(h, grid, block, shared_mem, args, nargs, -1, 0);
 }
 
-pg_status pg__kernel_launch_on(pg_kernel *h, int device, const pg_arg *args, int nargs,
-                               int copy_inputs) {
-    pg_dim3 one = {1, 1, 1};
-    return launch(h, one, one, 0, args, nargs, device, copy_inputs);
+pg_status pg_kernel_launch_on(pg_kernel *h, int device, pg_dim3 grid, pg_dim3 block,
+                              size_t shared_mem, const pg_arg *args, int nargs, unsigned flags) {
+    if (device < -1 || (flags & ~PG_LAUNCH_PREFETCH)) {
+        pg__error_clear();
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_kernel_launch_on: %s (device: -1 for any, else 0 or more; flags: "
+                         "PG_LAUNCH_PREFETCH or 0)",
+                         device < -1 ? "no device below -1" : "unknown flags");
+    }
+    return launch(h, grid, block, shared_mem, args, nargs, device,
+                  (flags & PG_LAUNCH_PREFETCH) != 0);
 }

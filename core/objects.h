@@ -20,6 +20,7 @@
 #define PG__MAX_STREAMS 32 /* streams per device; past that the least recently used is reused */
 #define PG__MODEL_KEEP 32  /* samples a performance model keeps per bucket (core/models.c) */
 #define PG__MODEL_CLASSES PG_MAX_DEVICES /* device classes: at most one per device */
+#define PG__ATTACH_MAX 16 /* keys pg_runtime_attach keeps per runtime (libraries on the API) */
 
 typedef struct pg__runtime pg__runtime;
 typedef struct pg__array pg__array;
@@ -113,7 +114,7 @@ struct pg__comp {
     size_t shared_mem;
     uint32_t fits;   /* bit d: device d's limits allow this launch (placement looks only there) */
     int copy_inputs; /* its input copies go to the device's copy stream, as with the prefetch
-                        option (the tiled GEMM's tiles: fetches in issue order, core/gemm.c) */
+                        option (PG_LAUNCH_PREFETCH: the tiled GEMM's tiles fetch in issue order) */
     int nslots;
     uint64_t *slots;
     int8_t *slot_arg; /* per parameter: index into args, or -1 for a scalar */
@@ -392,8 +393,13 @@ struct pg__runtime {
     char model_class[PG__MODEL_CLASSES][128]; /* device classes: the devices' names */
     int nmodel_class;
     int dev_model_class[PG_MAX_DEVICES];
-    /* the tiled GEMM's tile tasks (core/gemm.c), made on first use: f32, f64, out f32, out f64 */
-    pg_kernel *gemm_tasks[4];
+    /* state libraries keep per runtime (pg_runtime_attach: linalg/'s tile tasks) */
+    struct {
+        const void *key;
+        void *value;
+        void (*release)(void *value);
+    } attached[PG__ATTACH_MAX];
+    int nattached;
     /* power and energy per device (core/power.c), owned */
     pg__power *power;
     /* the ranks of a distributed run (core/ranks.c); NULL single-process, so that the launch

@@ -573,6 +573,74 @@ static inline pg_arg pg_arg_float(float v) {
 pg_status pg_kernel_launch(pg_kernel *k, pg_dim3 grid, pg_dim3 block, size_t shared_mem,
                            const pg_arg *args, int nargs);
 
+/* ---------------------------------------------------------------- for libraries on the runtime */
+
+/* What a library built on this API needs beyond a script's calls (the tiled GEMM and the
+ * built-in BLAS tasks, linalg/, use only this header): placing a call itself, asking what a
+ * device is and what the models know, keeping state per runtime. */
+
+/* pg_launch_flags: its input copies go on the device's copy stream, in issue order, instead of
+ * the launch's stream (the option prefetch, for this launch only): a library issuing a
+ * pipeline (tile i + 1's inputs arrive while tile i computes) asks for it per call. */
+#define PG_LAUNCH_PREFETCH 1u
+
+/* pg_kernel_launch on `device` only (-1: wherever the policy puts it, as pg_kernel_launch), with
+ * `flags` (PG_LAUNCH_*; 0: none). PG_ERROR_ARGUMENT when the kernel cannot run there: no such
+ * device, its launch limits or a task's implementations leave it out, the power budget
+ * (option power_limit) leaves it out, or it failed. The call's dependencies, copies and
+ * coherence are a pg_kernel_launch's; only the choice of device is the caller's. */
+pg_status pg_kernel_launch_on(pg_kernel *k, int device, pg_dim3 grid, pg_dim3 block,
+                              size_t shared_mem, const pg_arg *args, int nargs, unsigned flags);
+
+/* *mask: bit d set when device d may take new work now: it has not failed (a fault the driver
+ * keeps excludes it for the process) and a power budget (option power_limit) chose it. */
+pg_status pg_runtime_devices_usable(pg_runtime *rt, uint32_t *mask);
+
+/* *bytes: what the runtime may hold in buffers on `device` (option device_memory_limit, else
+ * the device's memory): the most one launch's arguments may take there together. */
+pg_status pg_runtime_device_memory(pg_runtime *rt, int device, uint64_t *bytes);
+
+/* *threads_per_s: the device's nominal throughput, the simple CUDA threads it retires per
+ * second (GPUs: SMs x clock; CPU devices: worker threads x 2.5e8, one thread per 4 ns), as the
+ * cold duration estimate of placement takes it (pg_policy_device.estimated_s). An order of
+ * magnitude to compare devices by, not a measurement. */
+pg_status pg_runtime_device_throughput(pg_runtime *rt, int device, double *threads_per_s);
+
+/* The name the performance models keep `device`'s measurements under (pg_model_info.
+ * device_class: the device's name; CPU devices "CPU device (N threads)"; finer than the
+ * CPU/GPU pg_device_class), into out (cap bytes, NUL-terminated): devices of one such class
+ * share measurements, so a library caching its own per-device figures keys them so. */
+pg_status pg_runtime_model_class(pg_runtime *rt, int device, char *out, size_t cap);
+
+/* The folder of the runtime's caches (option cache_dir, resolved: compiled kernels, models,
+ * link matrices), into out (cap bytes): a library keeps its own cache files under it. */
+pg_status pg_runtime_cache_dir(pg_runtime *rt, char *out, size_t cap);
+
+/* *ns: what the performance models predict for `kernel` (a kernel's or task's name) on
+ * `device` over `bytes` of array arguments (its size bucket) — the median the min-finish-time
+ * policy uses — or 0 when they do not know it (models off, fewer than 3 samples there). */
+pg_status pg_runtime_model_predict(pg_runtime *rt, const char *kernel, int device, uint64_t bytes,
+                                   uint64_t *ns);
+
+/* *recording: 1 when this thread records a graph on rt (pg_graph_begin): launches are kept,
+ * not run, and host accesses are refused, so a library call that reads values or waits must
+ * refuse first. */
+pg_status pg_graph_recording(pg_runtime *rt, int *recording);
+
+/* State a library keeps per runtime (a handle it made once, a cache), under `key` (any address
+ * of the library's own, compared as an address): the first value attached under a key stays
+ * and *kept (may be NULL) gets it — `value` itself, or the value another thread attached first
+ * (then `value` is not kept and `release` not called: free it yourself). release (may be NULL)
+ * is called with the kept value by pg_runtime_free once the runtime's arrays and kernels are
+ * freed (a kernel made for the value is freed by then: never free it in release), without
+ * the runtime's lock; it must not call the runtime (a close that times out abandons the
+ * runtime, and its values, to the process). At most 16 keys per runtime: more is
+ * PG_ERROR_OUT_OF_MEMORY. */
+pg_status pg_runtime_attach(pg_runtime *rt, const void *key, void *value,
+                            void (*release)(void *value), void **kept);
+/* *value: what is attached under `key`, NULL when nothing is. */
+pg_status pg_runtime_attached(pg_runtime *rt, const void *key, void **value);
+
 /* ---------------------------------------------------------------- tasks */
 
 /* A task is a library call (cuBLAS, OpenBLAS, your own C code) that the runtime schedules as it

@@ -256,6 +256,10 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
     }
     pg__comp_sweep(rt, 1 << 30);
     pg__unlock(rt);
+    /* Libraries' state (pg_runtime_attach), once nothing of theirs can be running. */
+    for (int i = rt->nattached - 1; i >= 0; i--)
+        if (rt->attached[i].release)
+            rt->attached[i].release(rt->attached[i].value);
     destroy(rt);
     return st;
 }
@@ -339,4 +343,116 @@ pg_status pg_runtime_stats(pg_runtime *h, pg_stats *out) {
 pg_status pg_policy_register(const char *name, const pg_device_policy *policy) {
     pg__error_clear();
     return pg__policy_add(name, policy);
+}
+
+/* ---- for libraries on the API (linalg/): what a device is, state per runtime */
+
+static pg__runtime *enter_device(pg_runtime *h, int device, const char *fn, pg_status *st) {
+    pg__runtime *rt = pg__enter_runtime(h, fn);
+    if (!rt) {
+        *st = PG_ERROR_STATE;
+        return NULL;
+    }
+    if (device < 0 || device >= rt->ndev) {
+        *st = pg__error(PG_ERROR_ARGUMENT, "%s: no device %d (the runtime has 0..%d)", fn, device,
+                        rt->ndev - 1);
+        pg__leave(rt);
+        return NULL;
+    }
+    *st = PG_OK;
+    return rt;
+}
+
+pg_status pg_runtime_devices_usable(pg_runtime *h, uint32_t *mask) {
+    pg__error_clear();
+    if (!mask)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_devices_usable: mask must not be NULL");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_devices_usable");
+    if (!rt)
+        return PG_ERROR_STATE;
+    uint32_t m = 0;
+    for (int d = 0; d < rt->ndev; d++)
+        if (!rt->dev[d].failed && (!rt->power || rt->power->allowed >> d & 1))
+            m |= 1u << d;
+    *mask = m;
+    pg__leave(rt);
+    return PG_OK;
+}
+
+pg_status pg_runtime_device_memory(pg_runtime *h, int device, uint64_t *bytes) {
+    pg__error_clear();
+    if (!bytes)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_device_memory: bytes must not be NULL");
+    pg_status st;
+    pg__runtime *rt = enter_device(h, device, "pg_runtime_device_memory", &st);
+    if (!rt)
+        return st;
+    /* What core/evict.c keeps a device's buffers under. */
+    *bytes = rt->opt.device_memory_limit ? rt->opt.device_memory_limit
+                                         : rt->dev[device].info.memory_bytes;
+    pg__leave(rt);
+    return PG_OK;
+}
+
+pg_status pg_runtime_cache_dir(pg_runtime *h, char *out, size_t cap) {
+    pg__error_clear();
+    if (!out || !cap)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_cache_dir: out and cap are required");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_cache_dir");
+    if (!rt)
+        return PG_ERROR_STATE;
+    pg_status st = PG_OK;
+    if (strlen(rt->opt.cache_dir) >= cap)
+        st = pg__error(PG_ERROR_ARGUMENT,
+                       "pg_runtime_cache_dir: %zu bytes do not hold the %zu of %s", cap,
+                       strlen(rt->opt.cache_dir) + 1, rt->opt.cache_dir);
+    else
+        snprintf(out, cap, "%s", rt->opt.cache_dir);
+    pg__leave(rt);
+    return st;
+}
+
+pg_status pg_runtime_attach(pg_runtime *h, const void *key, void *value,
+                            void (*release)(void *value), void **kept) {
+    pg__error_clear();
+    if (!key)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_attach: key must not be NULL");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_attach");
+    if (!rt)
+        return PG_ERROR_STATE;
+    pg_status st = PG_OK;
+    int i = 0;
+    while (i < rt->nattached && rt->attached[i].key != key)
+        i++;
+    if (i == rt->nattached) {
+        if (i == PG__ATTACH_MAX) {
+            st = pg__error(PG_ERROR_OUT_OF_MEMORY,
+                           "pg_runtime_attach: the runtime keeps at most %d keys, all taken",
+                           PG__ATTACH_MAX);
+        } else {
+            rt->attached[i].key = key;
+            rt->attached[i].value = value;
+            rt->attached[i].release = release;
+            rt->nattached++;
+        }
+    }
+    if (!st && kept)
+        *kept = rt->attached[i].value;
+    pg__leave(rt);
+    return st;
+}
+
+pg_status pg_runtime_attached(pg_runtime *h, const void *key, void **value) {
+    pg__error_clear();
+    if (!key || !value)
+        return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_attached: key and value are required");
+    pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_attached");
+    if (!rt)
+        return PG_ERROR_STATE;
+    *value = NULL;
+    for (int i = 0; i < rt->nattached; i++)
+        if (rt->attached[i].key == key)
+            *value = rt->attached[i].value;
+    pg__leave(rt);
+    return PG_OK;
 }

@@ -13,7 +13,7 @@ for p in build-essential cmake g++ pkg-config lua5.4 liblua5.4-dev luarocks defa
   have_pkg "$p" || need_apt+=("$p")
 done
 # OpenBLAS: the built-in tasks (pg_task_builtin: gemm, axpy, dot) run on CPU devices through it
-# (dlopen of libopenblas.so.0; core/blas.c). GPUs use the CUDA toolkit's cuBLAS.
+# (dlopen of libopenblas.so.0; linalg/blas.c). GPUs use the CUDA toolkit's cuBLAS.
 have_pkg libopenblas0-pthread || have_pkg libopenblas0 || need_apt+=(libopenblas0-pthread)
 # clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-dev): `make test` builds the fuzz
 # harnesses of tests/fuzz with libFuzzer and runs each for a few seconds (fuzz_smoke).

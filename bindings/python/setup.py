@@ -22,7 +22,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 # The library's folders, as the top-level CMakeLists.txt globs them (tests/readme's pip test
 # installs into a fresh virtual environment and imports, so a missing folder fails there).
 LIBRARY_DIRS = ["base", "core", "dag", "node", "policies", "devices", "devices/host", "devices/cuda",
-                "devices/sim", "nvrtc", "net"]
+                "devices/sim", "nvrtc", "net", "linalg"]
 # The wheel is single-process: MPI's transport needs the MPI it was built against (several ranks
 # from Python take the CMake build, whose library links the MPI CMake found).
 LEFT_OUT = {os.path.join("net", "mpi_transport.c")}

@@ -3,17 +3,17 @@
  * shape class (square, fat-thin, thin-fat), transposes, alpha/beta, float32/float64; the DAG
  * showing one task per tile on the devices of the plan and C's rows going home; arrays cut by
  * tiles still usable whole; bad input refused with the runtime left usable; and the model
- * (core/gemm_plan.c) on scripted link and compute rates: fewer devices when the link is the
+ * (linalg/gemm_plan.c) on scripted link and compute rates: fewer devices when the link is the
  * bottleneck, a slow link's device left out, tall tiles when each call costs much, shorter
  * ones when transfers must overlap, edp against perf. */
 #include "check.h"
 #include "gemm_ref.h"
 
-#include "core/gemm_plan.h"
-#include "core/kernel.h"
+#include "linalg/gemm_plan.h"
 #include "devices/host/host_inject.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -75,7 +75,8 @@ static void place(pg_kernel *touch, pg_array *a, int where) {
     if (where == PG_HOST)
         return;
     pg_arg arg = pg_arg_array(a);
-    REQUIRE_OK(pg__kernel_launch_on(touch, where, &arg, 1, 0));
+    pg_dim3 one = {1, 1, 1};
+    REQUIRE_OK(pg_kernel_launch_on(touch, where, one, one, 0, &arg, 1, 0));
     pg_array_desc d;
     REQUIRE_OK(pg_array_describe(a, &d));
     CHECK(d.valid == 1u << (where + 1));
@@ -90,7 +91,7 @@ static pg_runtime *runtime_on(const char *devices) {
     return rt;
 }
 
-static int multi_device_runs, runs;
+static _Atomic int multi_device_runs, runs; /* concurrent_first_calls runs cases on threads */
 
 static void one_case(pg_runtime *rt, pg_kernel *touch, pg_dtype dt, int m, int n, int k, int ta,
                      int tb, double alpha, double beta, const int where[3], int64_t tile) {
@@ -603,8 +604,39 @@ static void memory_limit(void) {
     free(got);
 }
 
+/* Four threads make the first GEMMs of a fresh runtime at once: the tile tasks and the device
+ * facts linalg keeps per runtime (pg_runtime_attach) are made by whichever thread comes first
+ * and shared; every result is right (and TSan sees no race in the make-once paths). */
+typedef struct first_call {
+    pg_runtime *rt;
+    int i;
+} first_call;
+
+static void *first_call_run(void *arg) {
+    const first_call *f = arg;
+    static const int host[3] = {PG_HOST, PG_HOST, PG_HOST};
+    one_case(f->rt, NULL, f->i & 1 ? PG_FLOAT64 : PG_FLOAT32, 96 + 32 * f->i, 40, 24, 0, 0, 1.0,
+             f->i & 2 ? 0.5 : 0.0, host, 32);
+    return NULL;
+}
+
+static void concurrent_first_calls(void) {
+    pg_runtime *rt = runtime_on("host:4");
+    pthread_t t[4];
+    first_call f[4];
+    for (int i = 0; i < 4; i++) {
+        f[i].rt = rt;
+        f[i].i = i;
+        pthread_create(&t[i], NULL, first_call_run, &f[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    CHECK_OK(pg_runtime_free(rt));
+}
+
 int main(void) {
     pg__inject_ops_enable();
+    concurrent_first_calls();
     memory_limit();
     edp_with_power();
     model_choices();

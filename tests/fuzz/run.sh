@@ -22,7 +22,7 @@ JOBS=${FUZZ_JOBS:-$(nproc)}
 # The whole library, as CMakeLists.txt globs it (single-process: no MPI), so that no list of
 # files here can fall behind the sources again: each harness links what it uses from it.
 LIB_SOURCES=$(ls base/*.c core/*.c dag/*.c node/*.c policies/*.c devices/*.c devices/host/*.c \
-  devices/cuda/*.c devices/sim/*.c nvrtc/*.c net/launcher.c net/no_transport.c)
+  devices/cuda/*.c devices/sim/*.c nvrtc/*.c linalg/*.c net/launcher.c net/no_transport.c)
 FLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter -I. -Icore"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 # clang's UBSan also checks float-to-int conversions (GCC's does not): those in the files of

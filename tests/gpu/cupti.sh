@@ -36,7 +36,7 @@ ls -l /usr/local/cuda/extras/CUPTI/lib64/libcupti* /usr/local/cuda/lib64/libcupt
   tee "$R/cupti-libs.txt"
 
 step "build"
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPG_BINDINGS=OFF >"$R/cmake.log" 2>&1 &&
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPG_BINDINGS=ON >"$R/cmake.log" 2>&1 &&
   cmake --build build-gpu -j"$(nproc)" --target test_cupti_double launch_overhead granularity \
     >>"$R/cmake.log" 2>&1 || { tail -40 "$R/cmake.log"; exit 1; }
 if grep -q "^PG_CUPTI_INCLUDE:PATH=/" build-gpu/CMakeCache.txt; then

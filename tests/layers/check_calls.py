@@ -4,25 +4,39 @@ objects rather than the sources (check_layers.py reads includes, which miss a ca
 a declaration in a lower header but defined higher up, as dag/export.c once called
 pg_access_name in core/observe.c).
 
-    base -> nvrtc -> devices, net -> dag, node, policies -> core
+    base -> nvrtc -> devices, net -> dag, node, policies -> core -> linalg
 
 For each object file of the library (CMake's `polygpu.dir`), `nm` gives the symbols it defines
 and the ones it uses; a symbol used by a file of one layer and defined by a file of a higher
 layer, or of another layer of the same rank, is a call against the order. Calls upward through
 function pointers core hands down (a history's drop, a policy's view) are not symbols and are
-allowed, as ARCHITECTURE.md says.
+allowed, as ARCHITECTURE.md says. linalg/ (the features on the runtime: the tiled GEMM, the
+BLAS tasks) is a user of the public API: below itself it may call only base/ and the functions
+core/polygpu.h declares, never a private pg__ function of the engine.
 
 Within a layer calls may go both ways, but not round in large circles: the file-level call
 graph's strongly connected components (files that all reach each other through calls) must have
 at most MAX_LOOP files, so that a module can be read from the modules below it (issue 37: core
 had one loop of 21 files). Usage: check_calls.py OBJECT_DIR [NM]; exits 1 on any."""
 import os
+import re
 import subprocess
 import sys
 
 MAX_LOOP = 6  # files in the largest call loop allowed
 
-RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "node": 3, "policies": 3, "core": 4}
+RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "node": 3, "policies": 3, "core": 4,
+        "linalg": 5}
+# Layers that may call only some of the layers below them, and the public functions.
+ONLY = {"linalg": {"base"}}
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+PUBLIC_HEADER = os.path.join(ROOT, "core", "polygpu.h")
+
+
+def public_functions():
+    """The names core/polygpu.h declares as functions."""
+    src = open(PUBLIC_HEADER, encoding="utf-8").read()
+    return set(re.findall(r"\b(pg_[a-z0-9_]+)\s*\(", src))
 
 
 def symbols(nm, path):
@@ -50,6 +64,8 @@ def main(objdir, nm="nm"):
             src = os.path.relpath(path, objdir)[: -len(".o")]  # e.g. dag/export.c
             if src.split("/", 1)[0] not in RANK:
                 continue
+            if not os.path.isfile(os.path.join(ROOT, src)):
+                continue  # left in the build tree by a file since moved or deleted
             defined, used = symbols(nm, path)
             for s in defined:
                 owner[s] = src
@@ -58,6 +74,7 @@ def main(objdir, nm="nm"):
         print(f"check_calls: no library objects under {objdir}")
         return 1
     bad = []
+    public = public_functions()
     for src, used in sorted(uses.items()):
         a = src.split("/", 1)[0]
         for s in sorted(used):
@@ -66,6 +83,10 @@ def main(objdir, nm="nm"):
                 continue  # the C library, MPI, ...
             b = target.split("/", 1)[0]
             if a == b:
+                continue
+            if a in ONLY and b not in ONLY[a] and s not in public:
+                bad.append(f"{src}: calls {s} in {target}: not in core/polygpu.h ({a} may call "
+                           f"only the public functions and {', '.join(sorted(ONLY[a]))})")
                 continue
             if RANK[b] > RANK[a] or RANK[b] == RANK[a]:
                 how = "sideways" if RANK[b] == RANK[a] else "up"

@@ -2,16 +2,22 @@
 """check_layers.py: every #include of the library goes down the documented layer order
 (docs/ARCHITECTURE.md, "Layers"), never up and never sideways between layers of one rank.
 
-    base -> nvrtc -> devices, net -> dag, node, policies -> core -> bindings
+    base -> nvrtc -> devices, net -> dag, node, policies -> core -> linalg -> bindings
 
 The public header core/polygpu.h is the vocabulary every layer shares (its types and status
-codes), so any file may include it; bindings include nothing else of the library. Prints each
-include against the order and exits 1 if there is one."""
+codes), so any file may include it; bindings include nothing else of the library. linalg/ (the
+features built on the runtime: the tiled GEMM, the BLAS tasks) is a user of the public API, as
+cuBLASXt is of cuBLAS: below itself it may include only base/ (the error message, the
+allocation door) and core/polygpu.h. Prints each include against the order and exits 1 if
+there is one."""
 import os
 import re
 import sys
 
-RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "node": 3, "policies": 3, "core": 4, "bindings": 5}
+RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "node": 3, "policies": 3, "core": 4,
+        "linalg": 5, "bindings": 6}
+# Layers that may reach only some of the layers below them (and the public header).
+ONLY = {"linalg": {"base"}}
 PUBLIC = "core/polygpu.h"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -53,6 +59,10 @@ def main(root):
                     if a == "bindings" or RANK[b] > RANK[a] or (RANK[b] == RANK[a] and a != b):
                         how = "sideways" if RANK[b] == RANK[a] else "up"
                         bad.append(f"{path}: #include \"{name}\" goes {how} ({a} -> {b})")
+                    elif a in ONLY and b not in ONLY[a]:
+                        bad.append(f"{path}: #include \"{name}\" goes past the public header "
+                                   f"({a} -> {b}: {a} may include only core/polygpu.h and "
+                                   f"{', '.join(sorted(ONLY[a]))})")
     for line in bad:
         print(line)
     print(f"check_layers: {files} files, {len(bad)} include(s) against the layer order")

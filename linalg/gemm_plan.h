@@ -1,7 +1,7 @@
-/* gemm_plan.h: the tiled GEMM's model (PARALiA / CoCoPeLia) — from the problem, each device's
- * links to where the operands live, its GEMM rate and power, choose the set of devices, the
- * tile (rows of C per task) and which tiles each device computes. A pure function: it reads
- * numbers and writes a plan, touches no runtime (core/gemm.c gathers the numbers and carries
+/* gemm_plan.h (linalg/): the tiled GEMM's model (PARALiA / CoCoPeLia) — from the problem, each
+ * device's links to where the operands live, its GEMM rate and power, choose the set of devices,
+ * the tile (rows of C per task) and which tiles each device computes. A pure function: it reads
+ * numbers and writes a plan, touches no runtime (linalg/gemm.c gathers the numbers and carries
  * the plan out), so tests script every input. */
 #ifndef PG_GEMM_PLAN_H
 #define PG_GEMM_PLAN_H
@@ -32,7 +32,7 @@ typedef struct pg__gemm_dev {
     double gbps_a, gbps_b, gbps_c_in, gbps_c_out;
     double latency_s;
     /* Measured durations of one tile task of candidate j's height here (the performance
-     * model, core/models.c), in seconds; <= 0 where unknown (the rate model is used). */
+     * model, pg_runtime_model_predict), in seconds; <= 0 where unknown (the rate model is used). */
     double model_s[PG__GEMM_TILE_CANDIDATES];
     /* What one launch's arguments may take on this device together (device_memory_limit, else
      * its memory); 0: no limit known. */

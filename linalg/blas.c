@@ -1,9 +1,17 @@
 /* blas.c: the built-in tasks (pg_task_builtin) — gemm, axpy and dot in float32 and float64,
  * row-major as NumPy — over OpenBLAS's CBLAS on CPU devices and cuBLAS on GPUs, both loaded
- * with dlopen when a task is made (a library that is missing leaves its devices out). */
-#include "core/objects.h"
+ * with dlopen when a task is made (a library that is missing leaves its devices out). Made
+ * with the public task API only (pg_task_new: one implementation per slot of pg_task_impls),
+ * as a user would make a task of their own; base/ for the thread's error message and the
+ * allocation door every layer uses. */
+#include "polygpu.h"
+
+#include "base/alloc.h"
+#include "base/error.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -394,7 +402,7 @@ typedef struct builtin {
 #define GEMM_SIG(T)                                                                                \
     "in const " T " *a, in const " T " *b, inout " T " *c, int64_t m, int64_t n, int64_t k, "      \
     "int trans_a, int trans_b, double alpha, double beta"
-/* The tiled GEMM's task (core/gemm.c): A's block at a_offset with rows of lda elements; C
+/* The tiled GEMM's task (linalg/gemm.c): A's block at a_offset with rows of lda elements; C
  * "out" when beta is 0 (its old rows need not travel), else "inout". */
 #define GEMM_TILE_SIG(T, CACC)                                                                     \
     "in const " T " *a, in const " T " *b, " CACC " " T " *c, int64_t m, int64_t n, int64_t k, "   \
@@ -436,8 +444,9 @@ pg_status pg_task_builtin(pg_runtime *rt, const char *name, pg_kernel **out) {
         return st;
     int has_cpu = 0, has_gpu = 0;
     for (int d = 0; d < n && d < PG_MAX_DEVICES; d++) {
-        has_cpu |= info[d].kind == PG_DEVICE_CPU;
-        has_gpu |= info[d].kind == PG_DEVICE_CUDA;
+        /* The slot of pg_task_impls a device's calls take: its class's (cpu or cuda). */
+        has_cpu |= info[d].device_class == PG_CLASS_CPU;
+        has_gpu |= info[d].device_class == PG_CLASS_GPU;
     }
     char cpu_why[1024] = "", gpu_why[1024] = "";
     const cblas_lib *cpu = has_cpu ? load_cblas(cpu_why, sizeof cpu_why) : NULL;

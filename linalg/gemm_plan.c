@@ -7,7 +7,7 @@
  * order, to the device where each would finish first (list scheduling), so faster devices and
  * devices nearer the data take more. Every tile height and every prefix of the devices ordered
  * by how fast each would do the whole GEMM alone is evaluated: a few hundred simulated tiles. */
-#include "core/gemm_plan.h"
+#include "linalg/gemm_plan.h"
 
 #include "base/error.h"
 

@@ -3,17 +3,17 @@
  * device of the class, through the runtime like any task, fitted as a per-call overhead plus
  * flops at a rate), kept for the process, and cached under <cache_dir>/models/gemm-rates.csv
  * (one line per class and dtype, written atomically) so later processes skip the measurement.
- * Called without the runtime's lock: the measurement is public calls (arrays, launches, a
- * sync). */
-#include "core/handle.h"
-#include "core/kernel.h"
+ * Public calls only (arrays, launches on a device, a sync, the device queries). */
+#include "linalg/linalg.h"
 
-#include "nvrtc/kernel_cache.h"
+#include "base/error.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { MAX_RATES = 64, REPS = 3 };
@@ -49,16 +49,36 @@ static void put(const char *cls, pg_dtype dt, double gflops, double overhead_s, 
     r->local = local;
 }
 
-/* The class a device's rate is kept under: the models' (a GPU's name; CPU devices by their
- * thread count, as identical devices share one). Commas would break the file: replaced. */
-static void class_of(const pg_device_info *info, char *out, size_t cap) {
-    if (info->kind == PG_DEVICE_CPU)
-        snprintf(out, cap, "CPU device (%d threads)", info->multiprocessors);
-    else
-        snprintf(out, cap, "%s", info->name);
+/* The class a device's rate is kept under: the models' (pg_runtime_model_class: a GPU's
+ * name; CPU devices by their thread count, as identical devices share one). Commas would break
+ * the file: replaced. */
+static void class_of(const char *model_class, char *out, size_t cap) {
+    snprintf(out, cap, "%s", model_class);
     for (char *p = out; *p; p++)
         if (*p == ',' || *p == '\n')
             *p = ' ';
+}
+
+/* mkdir -p dir (0700); 0 when it is a folder of this user's that nobody else may write (the
+ * rates steer where work goes: another user's file is not taken), else -1. */
+static int own_dir(const char *dir) {
+    char p[1100];
+    size_t n = (size_t)snprintf(p, sizeof p, "%s", dir);
+    if (n == 0 || n >= sizeof p)
+        return -1;
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        char c = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0700) != 0 && errno != EEXIST)
+            return -1;
+        p[i] = c;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || st.st_mode & 022)
+        return -1;
+    return 0;
 }
 
 static void file_path(const char *cache_dir, char *out, size_t cap) {
@@ -91,7 +111,7 @@ static void load_file(const char *path) {
 static void save_file(const char *cache_dir, const char *path) {
     char dir[1100], tmp[1300];
     snprintf(dir, sizeof dir, "%s/models", cache_dir);
-    if (pg__kcache_dir(dir) != 0)
+    if (own_dir(dir) != 0)
         return;      /* no cache: the rates stand for this process */
     load_file(path); /* keep what another process added meanwhile */
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
@@ -125,6 +145,7 @@ static pg_status time_gemm(pg_runtime *rt, pg_kernel *k, int dev, pg_dtype dt, i
     pg_arg args[12] = {pg_arg_array(a),  pg_arg_array(b),  pg_arg_array(c), pg_arg_int(n),
                        pg_arg_int(n),    pg_arg_int(n),    pg_arg_int(0),   pg_arg_int(0),
                        pg_arg_double(1), pg_arg_double(0), pg_arg_int(0),   pg_arg_int(n)};
+    pg_dim3 one = {1, 1, 1}; /* a task: grid and block are ignored */
     *secs = 0;
     for (int r = 0; !st && r <= REPS; r++) {
         uint64_t t0 = 0, t1 = 0;
@@ -132,7 +153,7 @@ static pg_status time_gemm(pg_runtime *rt, pg_kernel *k, int dev, pg_dtype dt, i
         if (!st)
             st = pg_runtime_clock(rt, &t0);
         if (!st)
-            st = pg__kernel_launch_on(k, dev, args, 12, 0);
+            st = pg_kernel_launch_on(k, dev, one, one, 0, args, 12, 0);
         if (!st)
             st = pg_runtime_sync(rt);
         if (!st)
@@ -157,11 +178,8 @@ static pg_status time_gemm(pg_runtime *rt, pg_kernel *k, int dev, pg_dtype dt, i
 /* mem: what one launch's arguments may take on the device (0: no limit). *reduced: the
  * matrices were made smaller to fit it, so the rate is not the class's to keep. */
 static pg_status measure(pg_runtime *rt, int dev, const pg_device_info *info, pg_dtype dt,
-                         uint64_t mem, double *gflops, double *overhead_s, int *reduced) {
-    /* Large enough to reach the device's rate (an H100: ~2-20 ms), small enough for a first
-     * call; the small one mostly measures the per-call cost. Under a device_memory_limit the
-     * three matrices must fit together. */
-    int64_t big = info->kind == PG_DEVICE_CUDA ? 8192 : 256;
+                         int64_t big, uint64_t mem, double *gflops, double *overhead_s,
+                         int *reduced) {
     uint64_t e = pg_dtype_size(dt);
     *reduced = 0;
     while (mem && big > 8 && 3 * (uint64_t)big * (uint64_t)big * e > mem) {
@@ -199,28 +217,31 @@ static pg_status measure(pg_runtime *rt, int dev, const pg_device_info *info, pg
     return PG_OK;
 }
 
+/* The side of the square GEMM that reaches device dev's rate, large enough for its rate (an
+ * H100: ~2-20 ms) and small enough for a first call; the small one (an eighth) mostly measures
+ * the per-call cost. From the device's nominal throughput: one that retires 1e11 simple threads
+ * a second or more (a GPU: an H100 ~2.6e11, SMs x clock) reaches its GEMM rate only on large
+ * matrices; slower ones (CPU devices: 2.5e8 per worker thread) on small ones. */
+static int64_t big_side(double threads_per_s) {
+    return threads_per_s >= 1e11 ? 8192 : 256;
+}
+
 pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, double *overhead_s) {
-    pg_device_info info[PG_MAX_DEVICES];
-    int n = 0;
-    pg_status st = pg_runtime_devices(rt, info, PG_MAX_DEVICES, &n);
+    const pg__linalg_facts *f = NULL;
+    pg_status st = pg__linalg_facts_get(rt, &f);
     if (st)
         return st;
-    if (dev < 0 || dev >= n)
-        return pg__error(PG_ERROR_INTERNAL, "gemm rate: device %d of %d", dev, n);
-    pg__runtime *r = pg__enter_runtime(rt, "pg_linalg_gemm");
-    if (!r)
-        return PG_ERROR_STATE;
-    char cache_dir[1024];
-    snprintf(cache_dir, sizeof cache_dir, "%s", r->opt.cache_dir);
-    uint64_t mem = r->opt.device_memory_limit;
-    pg__leave(r);
+    if (dev < 0 || dev >= f->ndev)
+        return pg__error(PG_ERROR_INTERNAL, "gemm rate: device %d of %d", dev, f->ndev);
     char cls[128], path[1200];
-    class_of(&info[dev], cls, sizeof cls);
+    class_of(f->model_class[dev], cls, sizeof cls);
+    int64_t big = big_side(f->threads_per_s[dev]);
+    uint64_t mem = f->memory[dev];
+    const char *cache_dir = f->cache_dir;
     file_path(cache_dir, path, sizeof path);
     /* Under a memory limit too small for the usual matrices, the rate measured on smaller ones
      * is kept for the process under a class of its own (later GEMMs do not measure again), and
      * never written to the file (it is not the class's rate). */
-    int64_t big = info[dev].kind == PG_DEVICE_CUDA ? 8192 : 256;
     int limited = mem && 3 * (uint64_t)big * (uint64_t)big * pg_dtype_size(dt) > mem;
     if (limited) {
         size_t len = strlen(cls);
@@ -241,7 +262,10 @@ pg_status pg__gemm_rate(pg_runtime *rt, int dev, pg_dtype dt, double *gflops, do
         return PG_OK;
     /* Two threads may both measure a class the first time: harmless, the last one stays. */
     int reduced = 0;
-    if ((st = measure(rt, dev, &info[dev], dt, mem, gflops, overhead_s, &reduced)))
+    pg_device_info info[PG_MAX_DEVICES];
+    int n = 0;
+    if ((st = pg_runtime_devices(rt, info, PG_MAX_DEVICES, &n)) ||
+        (st = measure(rt, dev, &info[dev], dt, big, mem, gflops, overhead_s, &reduced)))
         return st;
     pthread_mutex_lock(&mu);
     put(cls, dt, *gflops, *overhead_s, reduced);

@@ -1,18 +1,16 @@
 /* gemm.c: the tiled GEMM (pg_linalg_gemm). C is cut into tiles of rows; each tile is a built-in
- * gemm task (core/blas.c, gemm_tile_*) on views — C's rows, A's rows (all of A with an offset
+ * gemm task (linalg/blas.c, gemm_tile_*) on views — C's rows, A's rows (all of A with an offset
  * when trans_a: a column block of a row-major array is no view) and all of B — launched on the
- * device the model (core/gemm_plan.c) assigns it, with its input copies on the device's copy
+ * device the model (linalg/gemm_plan.c) assigns it, with its input copies on the device's copy
  * stream so a device fetches its tiles in order while earlier ones compute, and each finished
  * tile copied back to C's home right after it (a prefetch) while the next computes. Nothing
  * here moves data or orders work itself: dependencies, copies, reuse of B and of rows already
- * on a device are the runtime's coherence acting on the views. Public calls only, except the
- * launch on a chosen device and the performance models' predictions. */
-#include "core/gemm_plan.h"
-#include "core/graph.h"
-#include "core/handle.h"
-#include "core/kernel.h"
-#include "core/models.h"
-#include "core/power.h"
+ * on a device are the runtime's coherence acting on the views. Public calls only: a library on
+ * the runtime, as cuBLASXt is on cuBLAS (linalg/linalg.h). */
+#include "linalg/gemm_plan.h"
+#include "linalg/linalg.h"
+
+#include "base/error.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -117,23 +115,28 @@ static pg_status gather(pg_runtime *rt, const operand *A, const operand *B, cons
             if (dv->gbps_c_out <= 0)
                 dv->gbps_c_out = 1e-3;
         }
+    }
+    /* Devices a power budget (option power_limit) leaves out take no tile; a failed device
+     * neither. */
+    uint32_t usable = 0;
+    const pg__linalg_facts *f = NULL;
+    if ((st = pg_runtime_devices_usable(rt, &usable)) || (st = pg__linalg_facts_get(rt, &f)))
+        return st;
+    pg_stats stats; /* each device's power under load (metric edp) */
+    if (o->metric == PG_GEMM_EDP && (st = pg_runtime_stats(rt, &stats)))
+        return st;
+    for (int d = 0; d < ndev; d++) {
+        if (!(usable >> d & 1))
+            p->dev[d].allowed = 0;
+        if (!p->dev[d].allowed)
+            continue;
         if (o->metric == PG_GEMM_EDP)
-            dv->watts = pg__power_device_watts(rt, d); /* 0: unknown */
+            p->dev[d].watts = stats.power_watts[d]; /* 0: unknown */
+        /* What one launch's arguments may take there together. */
+        p->dev[d].mem_bytes = d < f->ndev ? f->memory[d] : 0;
     }
     /* Tile durations the performance models already know (the tile task's measured runs at
      * the size bucket a tile of that height falls in). */
-    pg__runtime *r = pg__enter_runtime(rt, "pg_linalg_gemm");
-    if (!r)
-        return PG_ERROR_STATE;
-    /* Devices a power budget (option power_limit) leaves out take no tile; a failed device
-     * neither. */
-    for (int d = 0; d < ndev; d++) {
-        if (r->dev[d].failed || (r->power && !(r->power->allowed >> d & 1)))
-            p->dev[d].allowed = 0;
-        /* What one launch's arguments may take there together (core/evict.c). */
-        p->dev[d].mem_bytes =
-            r->opt.device_memory_limit ? r->opt.device_memory_limit : r->dev[d].info.memory_bytes;
-    }
     int64_t cand[PG__GEMM_TILE_CANDIDATES];
     int nc = p->tile > 0 ? 1 : pg__gemm_tile_candidates(p->m, cand);
     if (p->tile > 0)
@@ -148,12 +151,13 @@ static pg_status gather(pg_runtime *rt, const operand *A, const operand *B, cons
             uint64_t e = (uint64_t)p->elem, t = (uint64_t)cand[j];
             uint64_t bytes = (p->trans_a ? (uint64_t)p->m : t) * (uint64_t)p->k * e +
                              (uint64_t)p->k * (uint64_t)p->n * e + t * (uint64_t)p->n * e;
-            int64_t ns = pg__models_predict(r, task, d, bytes);
-            p->dev[d].model_s[j] = ns > 0 ? (double)ns * 1e-9 : 0;
+            uint64_t ns = 0;
+            if ((st = pg_runtime_model_predict(rt, task, d, bytes, &ns)))
+                return st;
+            p->dev[d].model_s[j] = (double)ns * 1e-9;
             known_everywhere &= ns > 0;
         }
     }
-    pg__leave(r);
     *from_models = known_everywhere;
     /* Rates for what the models do not know (measured once per device class and dtype). */
     for (int d = 0; d < ndev; d++)
@@ -190,35 +194,35 @@ static pg_status issue_call(pg_kernel *k, int dev, pg_array *a, pg_array *av, pg
                        pg_arg_double(beta),
                        pg_arg_int(off),
                        pg_arg_int(lda)};
-    return pg__kernel_launch_on(k, dev, args, 12, 1);
+    pg_dim3 one = {1, 1, 1}; /* a task: grid and block are ignored */
+    return pg_kernel_launch_on(k, dev, one, one, 0, args, 12, PG_LAUNCH_PREFETCH);
 }
 
-/* The built-in tile task `name` of rt, made once per runtime and kept (a task's signature is
- * parsed when it is made: per call, that was most of a small GEMM's issue cost, 28 of 30 us on
- * a CPU device). The runtime frees it with its other kernels. */
+/* The built-in tile task `name` of rt, made once per runtime and kept with it
+ * (pg_runtime_attach, under the address of its slot here; a task's signature is parsed when it
+ * is made: per call, that was most of a small GEMM's issue cost, 28 of 30 us on a CPU device).
+ * The runtime frees it with its other kernels, so nothing is released with the key. */
+static const char tile_keys[4];
+
 static pg_status tile_task(pg_runtime *rt, int slot, const char *name, pg_kernel **out) {
-    pg__runtime *r = pg__enter_runtime(rt, "pg_linalg_gemm");
-    if (!r)
-        return PG_ERROR_STATE;
-    *out = r->gemm_tasks[slot];
-    pg__leave(r);
-    if (*out)
-        return PG_OK;
-    pg_kernel *k = NULL;
-    pg_status st = pg_task_builtin(rt, name, &k); /* never under the lock: it takes it */
-    if (st)
+    void *kept = NULL;
+    pg_status st = pg_runtime_attached(rt, &tile_keys[slot], &kept);
+    if (st || kept) {
+        *out = kept;
         return st;
-    if (!(r = pg__enter_runtime(rt, "pg_linalg_gemm"))) {
-        pg_kernel_free(k);
-        return PG_ERROR_STATE;
     }
-    pg_kernel *kept = r->gemm_tasks[slot];
-    if (!kept)
-        r->gemm_tasks[slot] = k;
-    pg__leave(r);
-    if (kept) /* another thread made it meanwhile */
+    pg_kernel *k = NULL;
+    if ((st = pg_task_builtin(rt, name, &k)))
+        return st;
+    if ((st = pg_runtime_attach(rt, &tile_keys[slot], k, NULL, &kept))) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s", pg_last_error());
+        pg_kernel_free(k); /* a public call: clears the message, restored below */
+        return pg__error(st, "%s", why);
+    }
+    if (kept != k) /* another thread made it meanwhile */
         pg_kernel_free(k);
-    *out = kept ? kept : k;
+    *out = kept;
     return PG_OK;
 }
 
@@ -340,13 +344,15 @@ pg_status pg_linalg_gemm(pg_runtime *rt, pg_array *a, pg_array *b, pg_array *c,
         return pg__error(PG_ERROR_ARGUMENT, "pg_linalg_gemm: rt is NULL");
     /* Its views, rate measurement and write-back prefetches are host-side calls a recording
      * refuses: a GEMM is not recorded (record its tile tasks with pg_task_builtin instead). */
-    pg__runtime *r = pg__enter_runtime(rt, "pg_linalg_gemm");
-    if (!r)
-        return PG_ERROR_STATE;
-    pg_status st = pg__graph_refuse(r, "pg_linalg_gemm", NULL);
-    pg__leave(r);
+    int recording = 0;
+    pg_status st = pg_graph_recording(rt, &recording);
     if (st)
-        return st;
+        return pg__error_wrap(st, "pg_linalg_gemm");
+    if (recording)
+        return pg__error(PG_ERROR_STATE,
+                         "pg_linalg_gemm: not allowed while this thread records a graph "
+                         "(pg_graph_begin): the recorded calls have not run; end the recording "
+                         "(pg_graph_end) first");
     operand A, B, C;
     st = describe(a, "a", &A);
     if (!st)
