@@ -253,6 +253,7 @@ static void finish(pg__runtime *rt, pg__comp *c) {
     }
     if (c->device >= 0 && rt->dev[c->device].inflight > 0)
         rt->dev[c->device].inflight--;
+    rt->hooks->left_device(rt, c); /* its device's queue and load, as the node sees them */
     release_work(rt, c);
 }
 

@@ -16,7 +16,7 @@
 #include "core/share.h"
 
 /* Done, timing resolved when timed: what the record, the timing profile, the models and the
- * power figures learn from it, and its estimate leaves its device's queue. */
+ * power figures learn from it. */
 static void finished(pg__runtime *rt, pg__comp *c) {
     if (c->timed) {
         pg__dag_record_timing(rt, c);
@@ -24,9 +24,14 @@ static void finished(pg__runtime *rt, pg__comp *c) {
         pg__models_note(rt, c);
     }
     pg__power_note(rt, c); /* busy time (timing resolved), NVML samples */
+}
+
+/* No longer in its device's inflight count: its estimate leaves the device's queue, and the
+ * node (when shared) sees the device's new load. */
+static void left_device(pg__runtime *rt, pg__comp *c) {
     pg__models_queue_done(rt, c);
     if (c->device >= 0 && c->device < rt->ndev)
-        pg__share_load(rt, c->device); /* the node sees its load (core/share.c) */
+        pg__share_load(rt, c->device);
 }
 
 static const pg__comp_hooks comp_hooks = {
@@ -35,6 +40,7 @@ static const pg__comp_hooks comp_hooks = {
     .chunks_free = pg__chunks_free,
     .device_failed = pg__coh_device_failed,
     .finished = finished,
+    .left_device = left_device,
 };
 
 void pg__engine_init(pg__runtime *rt) {

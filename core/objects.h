@@ -162,6 +162,9 @@ typedef struct pg__comp_hooks {
     void (*device_failed)(pg__runtime *rt, int dev, const char *why);
     /* done, its timing resolved if timed: the record, the profile, the models, power */
     void (*finished)(pg__runtime *rt, pg__comp *c);
+    /* then, no longer counted in its device's inflight: its estimate leaves the device's
+     * queue (models.c) and the node sees the device's load (share.c) */
+    void (*left_device)(pg__runtime *rt, pg__comp *c);
 } pg__comp_hooks;
 
 /* ---- arrays */
