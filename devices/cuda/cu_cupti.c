@@ -444,9 +444,12 @@ static int enable_all(char *why, size_t cap) {
             return -1;
         }
     }
-    /* External correlation records come with the API records of the calls that enqueue work:
-     * only those calls' records where CUPTI can choose, every call's otherwise. */
-    api_all = !api.cuptiActivityEnableDriverApi;
+    /* External correlation records come with the API records of the calls that enqueue work.
+     * Choosing those calls (cuptiActivityEnableDriverApi) gave neither API nor external
+     * correlation records on an H200 with CUPTI 13.0.1 (2026-11-28: 113 spans, none tied to a
+     * computation), so every driver call's records are taken unless PG_CUPTI_SELECT=1. */
+    const char *sel = getenv("PG_CUPTI_SELECT");
+    api_all = !api.cuptiActivityEnableDriverApi || !sel || strcmp(sel, "1") != 0;
     for (size_t i = 0; !api_all && i < sizeof driver_cbids / sizeof *driver_cbids; i++)
         api_all = api.cuptiActivityEnableDriverApi(driver_cbids[i], 1) != PG__CUPTI_SUCCESS;
     for (size_t i = 0; !api_all && api.cuptiActivityEnableRuntimeApi &&
