@@ -14,6 +14,7 @@
 #include "core/profile.h"
 #include "core/power.h"
 #include "core/share.h"
+#include "core/ranks.h"
 
 /* Done, timing resolved when timed: what the record, the timing profile, the models and the
  * power figures learn from it. */
@@ -41,6 +42,9 @@ static const pg__comp_hooks comp_hooks = {
     .device_failed = pg__coh_device_failed,
     .finished = finished,
     .left_device = left_device,
+    .ranks_wait = pg__ranks_wait,
+    .ranks_busy = pg__ranks_busy,
+    .ranks_quiesce = pg__ranks_quiesce,
 };
 
 void pg__engine_init(pg__runtime *rt) {

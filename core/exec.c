@@ -463,6 +463,10 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     return PG_OK;
 }
 
+pg_status pg__exec_release(pg__runtime *rt) {
+    return issue_pending(rt);
+}
+
 pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a) {
     if (!a->map_count)
         return pg__error(PG_ERROR_STATE, "array %llu is not mapped", (unsigned long long)a->id);
@@ -485,6 +489,12 @@ pg_status pg__exec_sync(pg__runtime *rt) {
             pg__comp *b = pg__wait_self_blocker(rt->pending_head);
             if (b)
                 return pg__wait_deadlock_error(b);
+            pg_status st = pg__wait_host(rt);
+            if (st)
+                return st;
+            continue;
+        }
+        if (!rt->inflight_head && rt->ranks && rt->hooks->ranks_busy(rt)) { /* ranks' messages */
             pg_status st = pg__wait_host(rt);
             if (st)
                 return st;

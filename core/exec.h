@@ -19,6 +19,8 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
 pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access);
 pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a);
 pg_status pg__exec_sync(pg__runtime *rt);
+/* Issue the held-back work that an open access ended by the core (a rank's transfer) let go. */
+pg_status pg__exec_release(pg__runtime *rt);
 
 /* Issue c (args set) on s, both decided already (a plan's replay, core/replay.c): parents from
  * the arrays' histories and `extra` (what it reads that they may not name), accepted into the

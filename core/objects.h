@@ -165,6 +165,12 @@ typedef struct pg__comp_hooks {
     /* then, no longer counted in its device's inflight: its estimate leaves the device's
      * queue (models.c) and the node sees the device's load (share.c) */
     void (*left_device)(pg__runtime *rt, pg__comp *c);
+    /* ranks (core/ranks.c), called only while rt->ranks is set: a wait of the runtime moves
+     * the transfers in flight on (core/wait.c); whether any is in flight (core/exec.c's sync,
+     * core/pieces.c's cut); wait until none is (before a cut changes pieces) */
+    pg_status (*ranks_wait)(pg__runtime *rt);
+    int (*ranks_busy)(const pg__runtime *rt);
+    pg_status (*ranks_quiesce)(pg__runtime *rt);
 } pg__comp_hooks;
 
 /* ---- arrays */

@@ -203,7 +203,13 @@ static pg_status first_piece(pg__runtime *rt, pg__array *r) {
 static pg_status cut(pg__runtime *rt, pg__array *r, uint64_t at) {
     if (at == 0 || at >= r->size)
         return PG_OK;
-    pg_status st = r->pieces ? PG_OK : first_piece(rt, r);
+    pg_status st = PG_OK;
+    /* Transfers of ranks in flight keep the pieces they move (core/ranks.c): they end first. */
+    if (rt->ranks && rt->hooks->ranks_busy(rt) &&
+        (!r->pieces || pg__array_piece_at(r, at)->off != at))
+        st = rt->hooks->ranks_quiesce(rt);
+    if (!st && !r->pieces)
+        st = first_piece(rt, r);
     if (st)
         return st;
     pg__array *q = pg__array_piece_at(r, at);

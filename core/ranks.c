@@ -10,21 +10,24 @@
  * message then). Sends and receives are posted in program order on both sides, so no message
  * ever says what to do next, and there is no central scheduler.
  *
- * Why no deadlock: every send is nonblocking from a copy (a rank never waits for its own send),
- * and a rank waits only for a message that the sender posts at the same program point; the
- * sender reaches that point after its own earlier receives, each posted at an earlier point,
- * so by induction over program points every awaited message is sent.
+ * Why no deadlock: sends and receives are asynchronous (see "transfers in flight"): a rank
+ * that waits for anything moves its own transfers on; the value of program point P is sent once
+ * its producer is done, which needs only the sender's own receives of earlier points, so by
+ * induction over program points every awaited message is sent.
  *
  * A message is one status byte (0: the value follows; 1: the sender could not read it, its
  * value is lost or failed there) and the piece's elements. Values travel through host memory
- * for now: the sender reads the piece on the host (waiting for its producer), the receiver
- * writes it there and the usual coherence brings it to the device that needs it. */
+ * for now: the sender's copy to the host, a staging copy, MPI; the receiver writes the host copy
+ * and the usual coherence brings it to the device that needs it. */
 #include "core/ranks.h"
 #include "core/array.h"
 #include "core/coherence.h"
+#include "core/comp.h"
+#include "core/deps.h"
 #include "core/exec.h"
 #include "core/graph.h"
 #include "core/handle.h"
+#include "core/observe.h"
 #include "core/pieces.h"
 #include "core/util.h"
 #include "core/waits.h"
@@ -81,12 +84,34 @@ typedef struct pg__rsend {
     void *buf; /* the staging copy it sends, freed when complete */
 } pg__rsend;
 
+/* A transfer of this rank in flight (see "transfers in flight" below). */
+typedef struct xfer xfer;
+struct xfer {
+    int send;  /* 1: this rank sends p to peer; 0: receives it from peer */
+    int peer;  /* the other rank */
+    int stage; /* a send: 0 until p's writer is placed and its copy to the host issued */
+    int come;  /* a receive: its message came, or never will (fail) (r->mu) */
+    int noticed;
+    pg__comp *c;    /* the open host access standing for it (reference) */
+    pg__comp *wait; /* a send: what makes p's host copy current (reference, or NULL) */
+    pg__bevent *ev; /* ...its event when issued device work, for waits to watch (r->mu) */
+    pg__array *p;   /* (reference) */
+    uint64_t seq, digest;
+    uint64_t waited_from; /* a receive: since when the program waits for it (0: it does not) */
+    op_desc op;
+    char what[TWHAT];
+    char *buf; /* a receive: the message (header, elements) */
+    size_t bytes;
+    pg__net_req *req; /* a receive: posted (r->mu) */
+    char *fail;       /* why it fails (owned) */
+    char *net_err;    /* a receive: the transport's error (a message of another size) */
+};
+
 typedef struct rpeer {
     uint64_t sent;        /* this rank's last operation that sent this peer a value */
     uint64_t waits;       /* the peer's CTRL_WAIT: its operation + 1 (0: none) */
     uint64_t closed;      /* the peer's CTRL_CLOSE: its operations + 1 (0: open) */
     uint64_t closed_sent; /* ...and its last operation that sent this rank a value */
-    int discard;          /* messages from it that an interrupted receive gave up */
     char wait_what[WHAT], close_what[2 * WHAT];
 } rpeer;
 
@@ -99,7 +124,13 @@ struct pg__ranks {
     int nsends, capsends;
     uint64_t seq; /* this rank's rank-visible operations so far: the current one's number */
     op_desc cur;
-    int blocked;           /* waiting in a receive (of operation seq) or in the close */
+    int blocked; /* waits in progress (of operation seq), or in the close */
+    xfer **xs;   /* transfers in flight, in program order (added and removed under
+                  * rt->mu and mu; the rest of each under rt->mu, `come` and `req`
+                  * of receives under mu) */
+    int nx, capx;
+    int progressing;       /* a thread moves the transfers on (rt->mu) */
+    uint64_t idle_since;   /* waits have found nothing to move since (0: they did; rt->mu) */
     uint64_t min_closed;   /* the fewest operations a closed peer ran (UINT64_MAX: none) */
     int nwaits;            /* peers whose CTRL_WAIT is not answered */
     char *broken;          /* why the ranks no longer agree: every later operation fails */
@@ -210,6 +241,9 @@ static void reg_remove(pg__ranks *r) {
 }
 
 static void end_ranks(pg__ranks *r, const char *cause);
+static pg_status post_msg(pg__ranks *r, xfer *x, const char *fail, const void *data);
+static void xfer_end(pg__runtime *rt, xfer *x, const char *fail);
+static void xfer_free(pg__runtime *rt, xfer *x);
 
 /* At exit, a runtime still open on several ranks tells its peers it has stopped and checks
  * that they stopped at the same operation (it runs before MPI is finalised: registered after). */
@@ -377,6 +411,8 @@ static pg_status peer_failures(pg__ranks *r, int src, int closing) {
     return PG_OK;
 }
 
+static int progress(pg__runtime *rt, int waiting);
+
 /* The start of a rank-visible operation (lock held): number it, complete sends, and take the
  * peers' notices now and then (each time while something is pending). */
 static pg_status op_begin(pg__runtime *rt, const op_desc *d) {
@@ -391,6 +427,8 @@ static pg_status op_begin(pg__runtime *rt, const op_desc *d) {
         st = peer_failures(r, -1, 0);
     }
     pthread_mutex_unlock(&r->mu);
+    if (r->nx) /* messages that came let the work waiting for them go */
+        progress(rt, 0);
     return st;
 }
 
@@ -486,6 +524,11 @@ static void end_ranks(pg__ranks *r, const char *cause) {
     char why[2 * WHAT], last[WHAT];
     describe(&r->cur, r->seq, last, sizeof last);
     snprintf(why, sizeof why, "%s, after its %s", cause, last);
+    /* Sends not posted yet (their values never came: the run went wrong, or the process is
+     * exiting): each still sends its failure, so that no receiver waits for it. */
+    for (int i = 0; i < r->nx; i++)
+        if (r->xs[i]->send)
+            (void)post_msg(r, r->xs[i], why, NULL);
     for (int x = 0; x < r->nranks; x++)
         if (x != r->rank)
             notice(r, x, CTRL_CLOSE, r->seq, r->peers[x].sent, why);
@@ -533,6 +576,16 @@ void pg__ranks_close(pg__runtime *rt) {
         return;
     reg_remove(r);
     end_ranks(r, "pg_runtime_free");
+    for (int i = 0; i < r->nx; i++) { /* the close's sync failed: what it left */
+        if (r->xs[i]->req)
+            pg__net_cancel(r->xs[i]->req);
+        r->xs[i]->req = NULL;
+        if (r->xs[i]->c->state == PG__OPEN)
+            xfer_end(rt, r->xs[i], "the runtime closed");
+        xfer_free(rt, r->xs[i]);
+    }
+    pg__free(r->xs);
+    r->nx = 0;
     if (r->ctrl_req)
         pg__net_cancel(r->ctrl_req);
     if (r->nsends) {
@@ -584,201 +637,535 @@ static void transfer_what(const pg__ranks *r, const pg__array *p, char *buf, siz
              (unsigned long long)(p->off + p->size));
 }
 
-/* This rank sends p's current value to rank dst: read on the host into a staging copy, which
- * the send owns, after the header. A value this rank cannot read still sends a message (the
- * failure status), so that the receiver reports it instead of waiting for ever. */
+/* ---- transfers in flight (issue 35). A transfer is an open host access in the DAG, ended by
+ * progress rather than by the program: a receive is a host write of p that this rank's later
+ * work on p depends on through the ordinary inference (a launch reading p is held back until
+ * the message has come and is on the host; the script goes on); a send is a host read of p
+ * whose message goes once p's writer is done and its value is on the host (a later writer of p
+ * waits for the send's copy). Progress runs at every rank-visible operation and in every wait
+ * of the runtime (pg__ranks_wait, through wait_host), so a rank that waits for anything moves
+ * its messages on. Sends to one rank are posted in program order and receives posted at their
+ * program points, on one tag, so messages still match in program order. */
+
+/* p's state may change here (a receive replaces its value): first, this rank's earlier work on
+ * p must know where it reads from — no reader held back (it would read the new value) and no
+ * send that has not looked for p's value yet. Waits with progress. */
+static int self_held(const pg__comp *c) { /* held back behind this thread's own mapping */
+    const pg__comp *b = c->blocker;
+    for (int i = 0; b && b->state == PG__OPEN && !b->holders_lost && i < b->nholders; i++)
+        if (pthread_equal(b->holder[i].thread, pthread_self()))
+            return 1;
+    return 0;
+}
+
+static int held_back(const pg__comp *c, pg_status *st) {
+    if (!c || c->state != PG__PENDING)
+        return 0;
+    if (self_held(c) && !*st)
+        *st =
+            pg__error(PG_ERROR_STATE,
+                      "this would wait for array %llu, which this thread has mapped or is "
+                      "accessing: unmap it (release the view) first",
+                      c->blocker->nargs ? (unsigned long long)c->blocker->args[0].array->id : 0ULL);
+    return 1;
+}
+
+/* 1 when p's state may change; *st set when it never will by waiting. */
+static int settled(const pg__ranks *r, const pg__array *p, pg_status *st) {
+    int held = held_back(p->hist.writer, st);
+    for (int i = 0; i < p->hist.nreaders; i++)
+        held |= held_back(p->hist.readers[i], st);
+    for (int i = 0; !held && i < r->nx; i++)
+        held = r->xs[i]->send && r->xs[i]->stage == 0 && r->xs[i]->p == p;
+    return !held;
+}
+
+static pg_status xfer_add(pg__ranks *r, xfer *x) {
+    if (r->nx == r->capx) {
+        int cap = r->capx ? 2 * r->capx : 16;
+        xfer **n = pg__realloc(r->xs, (size_t)cap * sizeof *n);
+        if (!n)
+            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+        r->xs = n;
+        r->capx = cap;
+    }
+    r->xs[r->nx++] = x;
+    return PG_OK;
+}
+
+static void xfer_free(pg__runtime *rt, xfer *x) {
+    if (x->c)
+        pg__comp_unref(rt, x->c);
+    if (x->wait)
+        pg__comp_unref(rt, x->wait);
+    if (x->p)
+        pg__array_unref(x->p);
+    pg__free(x->buf);
+    pg__free(x->fail);
+    pg__free(x->net_err);
+    pg__free(x);
+}
+
+/* The open host access standing for a transfer of p (access IN: a send, OUT: a receive),
+ * recorded in the DAG and in p's history. */
+static pg_status xfer_comp(pg__runtime *rt, pg__array *p, pg_access access, pg__comp **out) {
+    pg__carg arg = {p, access};
+    pg__comp **ps = NULL;
+    int n = 0;
+    pg_status st = pg__dag_parents(rt, &arg, 1, &ps, &n, NULL, 0);
+    if (st)
+        return st;
+    pg__comp *c = pg__comp_new(rt, access == PG_ACCESS_IN ? PG__HOST_READ : PG__HOST_WRITE);
+    if (!c) {
+        for (int i = 0; i < n; i++)
+            pg__comp_unref(rt, ps[i]);
+        pg__free(ps);
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    c->args = c->args_in;
+    c->args[0] = arg;
+    c->nargs = 1;
+    pg__array_ref(p);
+    c->parents = ps;
+    c->nparents = n;
+    st = pg__dag_record(rt, c, access == PG_ACCESS_IN ? "rank_send" : "rank_receive");
+    if (!st && (st = pg__dag_commit(rt, c)) != PG_OK)
+        pg__dag_record_drop(rt, c);
+    if (st) {
+        pg__comp_unref(rt, c);
+        return st;
+    }
+    c->recorded = 1;
+    c->state = PG__OPEN;
+    c->timing.start_ns = pg__now_ns() - rt->epoch_ns;
+    *out = c;
+    return PG_OK;
+}
+
+/* The transfer's access ends: what waits for it may go (pg__exec_release, by the caller). */
+static void xfer_end(pg__runtime *rt, xfer *x, const char *fail) {
+    pg__comp *c = x->c;
+    if (fail)
+        pg__comp_fail(c, fail);
+    c->timing.end_ns = pg__now_ns() - rt->epoch_ns;
+    pg__dag_record_timing(rt, c);
+    pg__comp_finish_host(rt, c);
+}
+
+/* This rank sends p's current value to rank dst: registered now, posted by progress once the
+ * value is on the host (a staging copy the send owns, after the header). A value this rank
+ * cannot read still sends a message (the failure status), so that the receiver reports it
+ * instead of waiting for ever. */
 static pg_status send_piece(pg__runtime *rt, pg__array *p, int dst) {
     pg__ranks *r = rt->ranks;
-    char *buf = pg__malloc(sizeof(msg_hdr) + p->nbytes);
-    pg_status rst = buf ? PG_OK : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    pg__array_ref(p);
-    if (!rst && !(rst = pg__exec_host_begin(rt, p, PG_ACCESS_IN))) {
-        memcpy(buf + sizeof(msg_hdr), pg__array_buf(p, 0), p->nbytes);
-        rst = pg__exec_host_end(rt, p);
-    }
-    pg__array_unref(p);
-    char why[512] = "";
-    if (rst) {
-        snprintf(why, sizeof why, "%s", pg_last_error());
-        pg__free(buf);
-        buf = pg__malloc(sizeof(msg_hdr));
-        if (!buf)
-            return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    }
-    msg_hdr *h = (msg_hdr *)buf;
-    memset(h, 0, sizeof *h);
-    h->status = rst != PG_OK;
-    h->seq = r->seq;
-    h->digest = digest_of(&r->cur, p);
-    transfer_what(r, p, h->what, sizeof h->what);
-    pthread_mutex_lock(&r->mu);
-    pg__net_req *req = NULL;
-    pg_status st = sends_room(r);
-    if (!st)
-        st = pg__net_isend(r->net, buf, sizeof(msg_hdr) + (rst ? 0 : p->nbytes), dst, TAG_DATA,
-                           &req);
+    xfer *x = pg__calloc(1, sizeof *x);
+    if (!x)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    x->send = 1;
+    x->peer = dst;
+    x->seq = r->seq;
+    x->digest = digest_of(&r->cur, p);
+    transfer_what(r, p, x->what, sizeof x->what);
+    pg_status st = xfer_comp(rt, p, PG_ACCESS_IN, &x->c);
     if (!st) {
-        r->sends[r->nsends++] = (pg__rsend){req, buf};
-        r->peers[dst].sent = r->seq;
+        pg__array_ref(p);
+        x->p = p;
+        pthread_mutex_lock(&r->mu);
+        st = xfer_add(r, x);
+        if (!st)
+            r->peers[dst].sent = r->seq; /* answered, as far as a waiting peer is concerned */
+        pthread_mutex_unlock(&r->mu);
     }
-    pthread_mutex_unlock(&r->mu);
+    if (!st)
+        count(rt, dst, p->nbytes, 1);
     if (st) {
-        pg__free(buf);
+        if (x->c)
+            xfer_end(rt, x, pg_last_error());
+        xfer_free(rt, x);
         return pg__error_wrap(st, "sending array %llu (elements %llu..%llu) to rank %d",
                               (unsigned long long)p->id, (unsigned long long)p->off,
                               (unsigned long long)(p->off + p->size), dst);
     }
-    if (rst)
-        return pg__error(rst, "rank %d needs array %llu (elements %llu..%llu) from this rank: %s",
-                         dst, (unsigned long long)p->id, (unsigned long long)p->off,
-                         (unsigned long long)(p->off + p->size), why);
-    count(rt, dst, p->nbytes, 1);
+    progress(rt, 0); /* its copy to the host goes behind its producer now, not later */
     return PG_OK;
 }
 
-typedef struct recv_wait {
-    pg__ranks *r;
-    int src, noticed;
-    size_t bytes;
-    uint64_t t0;
-    char *buf;        /* the message, once matched */
-    pg__net_req *req; /* its receive in flight */
-} recv_wait;
-
-/* A receive's wait: match the next message from src (one an interrupted receive gave up is
- * received into a buffer of its own and dropped), then wait for its bytes; fails when the
- * peers say it will never come. The runtime's lock is not held: a large message may take the
- * sender's progress. */
-static pg_status recv_poll(void *ctx, int *done) {
-    recv_wait *w = ctx;
-    pg__ranks *r = w->r;
-    pthread_mutex_lock(&r->mu);
-    sends_progress(r);
-    ctrl_progress(r);
-    pg_status st = PG_OK;
-    int found = 0;
-    while (!w->req && !st) {
-        pg__net_msg *m = NULL;
-        if ((st = pg__net_improbe(r->net, w->src, TAG_DATA, &found, &w->bytes, &m)) || !found)
-            break;
-        int drop = r->peers[w->src].discard > 0;
-        char *buf = pg__malloc(w->bytes > sizeof(msg_hdr) ? w->bytes : sizeof(msg_hdr));
-        pg__net_req *req = NULL;
-        st = buf ? sends_room(r) : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-        if (!st)
-            st = pg__net_imrecv(m, buf, w->bytes, &req);
-        else
-            (void)pg__net_imrecv(m, NULL, 0, &req), req = NULL; /* received into nothing */
-        if (st) {
-            pg__free(buf);
-            break;
-        }
-        if (drop) { /* freed when it has come, as a send's staging copy is */
-            r->peers[w->src].discard--;
-            r->sends[r->nsends++] = (pg__rsend){req, buf};
-            continue;
-        }
-        w->buf = buf;
-        w->req = req;
-    }
-    int complete = 0;
-    if (!st && w->req) {
-        st = pg__net_test(w->req, &complete);
-        if (st || complete)
-            w->req = NULL;
-        *done = complete;
-        pthread_mutex_unlock(&r->mu);
+/* Post send x's message (r->mu held): the header and the elements at data (p's size), or with
+ * data NULL the header alone with the failure status. The error is set when it could not go. */
+static pg_status post_msg(pg__ranks *r, xfer *x, const char *fail, const void *data) {
+    size_t n = data ? x->p->nbytes : 0;
+    char *buf = pg__malloc(sizeof(msg_hdr) + n);
+    if (!buf)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    msg_hdr *h = (msg_hdr *)buf;
+    memset(h, 0, sizeof *h);
+    h->status = data == NULL;
+    h->seq = x->seq;
+    h->digest = x->digest;
+    scopy(h->what, sizeof h->what, x->what);
+    if (data)
+        memcpy(buf + sizeof *h, data, n);
+    (void)fail;
+    pg__net_req *req = NULL;
+    pg_status st = sends_room(r);
+    if (!st)
+        st = pg__net_isend(r->net, buf, sizeof(msg_hdr) + n, x->peer, TAG_DATA, &req);
+    if (st) {
+        pg__free(buf);
         return st;
     }
-    if (!st)
-        st = peer_failures(r, w->src, 0);
-    uint64_t waited = pg__now_ns() - w->t0;
-    if (!st && r->timeout_ns && waited > r->timeout_ns) {
-        char mine[WHAT], msg[3 * WHAT + 200];
-        describe(&r->cur, r->seq, mine, sizeof mine);
-        snprintf(msg, sizeof msg,
-                 "rank %d waits at its %s for a value from rank %d, which has sent nothing for "
-                 "%.0f s (PG_RANKS_TIMEOUT) and said nothing of where it is: it may run another "
-                 "program, or be stuck outside polygpu",
-                 r->rank, mine, w->src, (double)waited / 1e9);
-        notice(r, w->src, CTRL_DIVERGED, r->seq, 0, msg);
-        set_broken(r, msg);
-        st = pg__error(PG_ERROR_TIMEOUT, "%s", msg);
-    }
-    if (!st && !w->noticed && waited > WAIT_NOTICE_NS) {
-        char mine[WHAT];
-        describe(&r->cur, r->seq, mine, sizeof mine);
-        notice(r, w->src, CTRL_WAIT, r->seq, 0, mine);
-        w->noticed = 1;
-    }
-    pthread_mutex_unlock(&r->mu);
-    *done = 0;
-    return st;
+    r->sends[r->nsends++] = (pg__rsend){req, buf};
+    return PG_OK;
 }
 
-/* This rank receives p's current value from rank src and writes it on the host: p's local
- * coherence then brings it wherever it is used. A receive that fails leaves p lost here (the
- * other ranks count this rank as holding it, so a later use must report, not compute on a
- * stale copy). */
+/* Post send x (r->mu held): p's value from its host copy, or the failure status. */
+static void send_post(pg__runtime *rt, xfer *x, const char *fail) {
+    pg__ranks *r = rt->ranks;
+    pg_status st = post_msg(r, x, fail, fail ? NULL : pg__array_buf(x->p, 0));
+    if (st && !fail) /* the failure still goes, if that much memory is left */
+        st = post_msg(r, x, "out of host memory for the message", NULL);
+    if (st) {
+        pg__log(rt, 0, "ranks: sending %s to rank %d: %s", x->what, x->peer, pg_last_error());
+        pg__error_clear();
+        return;
+    }
+}
+
+/* Move send x on (rt->mu held): 1 when its message is posted. held: the ranks an earlier send
+ * of which is not posted yet (the next to them must wait its turn). */
+static int send_step(pg__runtime *rt, xfer *x, uint64_t *held) {
+    pg__ranks *r = rt->ranks;
+    pg__comp *c = x->c;
+    if (!x->fail && x->stage == 0) { /* p's writer placed: where its value will be is known */
+        for (int i = 0; i < c->nparents; i++)
+            if (c->parents[i]->state == PG__PENDING)
+                goto wait;
+        if (pg__issue_to_host(rt, c, x->p, &x->wait)) {
+            x->fail = pg__strdup(pg_last_error());
+            pg__error_clear();
+        }
+        x->stage = 1;
+        if (x->wait && x->wait->state == PG__ISSUED && x->wait->event) {
+            pthread_mutex_lock(&r->mu); /* the wait's reference keeps the event */
+            x->ev = x->wait->event;
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+    if (!x->fail && x->wait) {
+        if (!pg__comp_done(rt, x->wait))
+            goto wait;
+        if (x->wait->err) {
+            char m[1536];
+            snprintf(m, sizeof m, "array %llu has no valid value: %s", (unsigned long long)x->p->id,
+                     x->wait->err);
+            x->fail = pg__strdup(m);
+        }
+    }
+    if (!x->fail)
+        for (int i = 0; i < c->nparents; i++)
+            if (!pg__comp_done(rt, c->parents[i]))
+                goto wait;
+    if (!x->fail && x->p->lost)
+        x->fail = pg__strdup(x->p->lost);
+    if (*held >> x->peer & 1)
+        goto wait;
+    pthread_mutex_lock(&r->mu);
+    send_post(rt, x, x->fail ? x->fail : NULL);
+    pthread_mutex_unlock(&r->mu);
+    if (x->fail)
+        pg__log(rt, 0, "ranks: rank %d needs array %llu (elements %llu..%llu) from this rank: %s",
+                x->peer, (unsigned long long)x->p->id, (unsigned long long)x->p->off,
+                (unsigned long long)(x->p->off + x->p->size), x->fail);
+    xfer_end(rt, x, NULL); /* this rank's value is what it is: the send does not change it */
+    return 1;
+wait:
+    *held |= bit(x->peer);
+    return 0;
+}
+
+/* This rank receives p's current value from rank src: the receive is posted now into a
+ * staging buffer, and p's host copy becomes the current value (made by the receive, an open
+ * host write that this rank's later work on p waits for); progress writes it there once it
+ * has come. A receive that fails leaves that failure as p's value here (the other ranks count
+ * this rank as holding it, so a later use must report, not compute on a stale copy). */
 static pg_status recv_piece(pg__runtime *rt, pg__array *p, int src) {
     pg__ranks *r = rt->ranks;
-    recv_wait w = {r, src, 0, 0, pg__now_ns(), NULL, NULL};
-    pthread_mutex_lock(&r->mu);
-    r->blocked = 1;
-    pthread_mutex_unlock(&r->mu);
-    pg_status st = pg__wait_poll(rt, recv_poll, &w);
-    pthread_mutex_lock(&r->mu);
-    r->blocked = 0;
-    char *buf = w.buf;
-    if (w.req) { /* interrupted with the message on its way: it goes when it has come */
-        if (sends_room(r) == PG_OK)
-            r->sends[r->nsends++] = (pg__rsend){w.req, buf};
-        buf = NULL; /* (out of memory: the buffer stays with MPI) */
-    } else if (!buf && (st == PG_ERROR_TIMEOUT || st == PG_ERROR_INTERRUPTED)) {
-        r->peers[src].discard++; /* its message, when it comes, is not this rank's next one */
-    }
+    pg_status st = PG_OK;
+    pg__array_ref(p);
+    while (!st && !settled(r, p, &st))
+        st = pg__ranks_wait(rt);
+    xfer *x = st ? NULL : pg__calloc(1, sizeof *x);
+    if (!st && !x)
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    void *host = NULL;
     if (!st) {
-        msg_hdr *h = (msg_hdr *)buf;
-        h->what[sizeof h->what - 1] = 0;
-        if (w.bytes < sizeof *h || h->seq != r->seq || h->digest != digest_of(&r->cur, p) ||
-            (!h->status && w.bytes != sizeof *h + p->nbytes)) {
-            char mine[TWHAT], msg[4 * WHAT];
-            transfer_what(r, p, mine, sizeof mine);
-            snprintf(msg, sizeof msg,
-                     "the ranks' programs diverged: rank %d at its %s expects it from rank %d, "
-                     "which sent instead its %s",
-                     r->rank, mine, src,
-                     w.bytes < sizeof *h ? "(a message of no polygpu)" : h->what);
-            notice(r, src, CTRL_DIVERGED, r->seq, 0, msg);
-            set_broken(r, msg);
-            st = pg__error(PG_ERROR_STATE, "%s", msg);
-        } else if (h->status) {
-            st = pg__error(PG_ERROR_DEVICE,
-                           "rank %d could not send its value (lost or failed there: see that "
-                           "rank's error)",
-                           src);
-        }
-    }
-    pthread_mutex_unlock(&r->mu);
-    if (!st) {
+        x->peer = src;
+        x->seq = r->seq;
+        x->digest = digest_of(&r->cur, p);
+        x->op = r->cur;
+        transfer_what(r, p, x->what, sizeof x->what);
+        x->p = p;
         pg__array_ref(p);
-        st = pg__exec_host_begin(rt, p, PG_ACCESS_OUT);
-        if (!st) {
-            memcpy(pg__array_buf(p, 0), buf + sizeof(msg_hdr), p->nbytes);
-            st = pg__exec_host_end(rt, p);
-        }
-        pg__array_unref(p);
+        x->bytes = sizeof(msg_hdr) + p->nbytes;
+        x->buf = pg__malloc(x->bytes);
+        st = x->buf ? pg__array_buffer(p, 0, NULL, &host)
+                    : pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
-    pg__free(buf);
+    if (!st)
+        st = xfer_comp(rt, p, PG_ACCESS_OUT, &x->c);
     if (!st) {
-        count(rt, src, p->nbytes, 0);
+        pthread_mutex_lock(&r->mu);
+        st = xfer_add(r, x);
+        if (!st && (st = pg__net_irecv(r->net, x->buf, x->bytes, src, TAG_DATA, &x->req)))
+            r->nx--;
+        pthread_mutex_unlock(&r->mu);
+    }
+    if (!st) {
+        pg__coh_write(rt, x->c, p, 0);
+        pg__array_unref(p);
+        count(rt, src, p->nbytes, 0); /* at the program point, as the send is */
         return PG_OK;
     }
     pg__error_wrap(st, "receiving array %llu (elements %llu..%llu) from rank %d",
                    (unsigned long long)p->id, (unsigned long long)p->off,
                    (unsigned long long)(p->off + p->size), src);
+    if (x) {
+        if (x->c) {
+            pg__coh_write(rt, x->c, p, 0);
+            xfer_end(rt, x, pg_last_error());
+        }
+        xfer_free(rt, x);
+    }
     if (!p->lost)
         p->lost = pg__strdup(pg_last_error());
+    pg__array_unref(p);
+    return st;
+}
+
+/* Move receive x on (rt->mu held): 1 when it has ended (its value written, or failed). */
+static int recv_step(pg__runtime *rt, xfer *x) {
+    pg__ranks *r = rt->ranks;
+    pthread_mutex_lock(&r->mu);
+    int come = x->come;
+    pthread_mutex_unlock(&r->mu);
+    if (!come)
+        return 0;
+    pg__comp *c = x->c;
+    char msg[4 * WHAT + 600] = "";
+    if (x->fail) {
+        snprintf(msg, sizeof msg, "%s", x->fail);
+    } else {
+        msg_hdr *h = (msg_hdr *)x->buf;
+        h->what[sizeof h->what - 1] = 0;
+        if (x->net_err || h->seq != x->seq || h->digest != x->digest) {
+            snprintf(msg, sizeof msg,
+                     "the ranks' programs diverged: rank %d at its %s expects it from rank %d, "
+                     "which sent instead %s%s",
+                     r->rank, x->what, x->peer, x->net_err ? "a message of another size: " : "its ",
+                     x->net_err ? x->net_err : h->what);
+            pthread_mutex_lock(&r->mu);
+            notice(r, x->peer, CTRL_DIVERGED, r->seq, 0, msg);
+            set_broken(r, msg);
+            pthread_mutex_unlock(&r->mu);
+        } else if (h->status) {
+            snprintf(msg, sizeof msg,
+                     "rank %d could not send its value (lost or failed there: see that rank's "
+                     "error)",
+                     x->peer);
+        }
+    }
+    if (!msg[0]) {
+        /* This rank's earlier readers of p's host copy (copies to a device) are done first. */
+        for (int i = 0; i < c->nparents; i++)
+            if (!pg__comp_done(rt, c->parents[i]))
+                return 0;
+        memcpy(pg__array_buf(x->p, 0), x->buf + sizeof(msg_hdr), x->p->nbytes);
+        xfer_end(rt, x, NULL);
+        return 1;
+    }
+    char full[sizeof msg + 200];
+    snprintf(full, sizeof full, "receiving array %llu (elements %llu..%llu) from rank %d: %s",
+             (unsigned long long)x->p->id, (unsigned long long)x->p->off,
+             (unsigned long long)(x->p->off + x->p->size), x->peer, msg);
+    xfer_end(rt, x, full);
+    return 1;
+}
+
+/* Test the receives in flight (r->mu held): those whose message came, and those that will
+ * never come (the ranks no longer agree, or the sender closed before sending it) are marked
+ * come; 1 when any was. waiting: 1 from a wait, which also tells a silent sender where it
+ * waits and observes PG_RANKS_TIMEOUT (the time counts from the first wait since the program
+ * last went on); 0 at a program point (the program goes on: no wait counts); 2 neither. */
+static int recvs_test(pg__ranks *r, int waiting) {
+    int any = 0;
+    uint64_t now = waiting == 1 ? pg__now_ns() : 0;
+    for (int i = 0; i < r->nx; i++) {
+        xfer *x = r->xs[i];
+        if (x->send || x->come)
+            continue;
+        char msg[3 * WHAT + 400] = "";
+        if (x->req) {
+            int done = 0;
+            pg_status st = pg__net_test(x->req, &done);
+            if (st) {
+                x->net_err = pg__strdup(pg_last_error());
+                pg__error_clear();
+            }
+            if (st || done) {
+                x->req = NULL;
+                x->come = any = 1;
+                continue;
+            }
+        }
+        rpeer *q = &r->peers[x->peer];
+        if (r->broken) {
+            snprintf(msg, sizeof msg, "%s", r->broken);
+        } else if (q->closed && q->closed_sent < x->seq) {
+            snprintf(msg, sizeof msg,
+                     "rank %d closed its runtime (%s), while rank %d waits at its %s for a value "
+                     "from it: every rank must run the same operations, and a rank that stops "
+                     "early ends the run",
+                     x->peer, q->close_what, r->rank, x->what);
+            set_broken(r, msg);
+        } else if (waiting == 0) {
+            x->waited_from = 0;
+        } else if (waiting == 1) {
+            if (!x->waited_from)
+                x->waited_from = now;
+            uint64_t waited = now - x->waited_from;
+            if (r->timeout_ns && waited > r->timeout_ns) {
+                snprintf(msg, sizeof msg,
+                         "rank %d waits at its %s for a value from rank %d, which has sent "
+                         "nothing for %.0f s (PG_RANKS_TIMEOUT) and said nothing of where it "
+                         "is: it may run another program, or be stuck outside polygpu",
+                         r->rank, x->what, x->peer, (double)waited / 1e9);
+                notice(r, x->peer, CTRL_DIVERGED, x->seq, 0, msg);
+                set_broken(r, msg);
+            } else if (!x->noticed && waited > WAIT_NOTICE_NS) {
+                char mine[WHAT];
+                describe(&x->op, x->seq, mine, sizeof mine);
+                notice(r, x->peer, CTRL_WAIT, x->seq, 0, mine);
+                x->noticed = 1;
+            }
+        }
+        if (msg[0]) {
+            if (x->req)
+                pg__net_cancel(x->req);
+            x->req = NULL;
+            x->fail = pg__strdup(msg);
+            x->come = any = 1;
+        }
+    }
+    return any;
+}
+
+/* Move every transfer on (rt->mu held): 1 when any ended. One thread at a time: issuing a copy
+ * may drop the lock. */
+static int progress(pg__runtime *rt, int waiting) {
+    pg__ranks *r = rt->ranks;
+    if (r->progressing)
+        return 0;
+    r->progressing = 1;
+    pthread_mutex_lock(&r->mu);
+    sends_progress(r);
+    ctrl_progress(r);
+    recvs_test(r, waiting ? 2 : 0);
+    pthread_mutex_unlock(&r->mu);
+    int moved = 0;
+    uint64_t held = 0;
+    for (int i = 0; i < r->nx;) {
+        xfer *x = r->xs[i];
+        if (!(x->send ? send_step(rt, x, &held) : recv_step(rt, x))) {
+            i++;
+            continue;
+        }
+        pthread_mutex_lock(&r->mu);
+        memmove(&r->xs[i], &r->xs[i + 1], (size_t)(r->nx - i - 1) * sizeof *r->xs);
+        r->nx--;
+        pthread_mutex_unlock(&r->mu);
+        xfer_free(rt, x);
+        moved = 1;
+    }
+    r->progressing = 0;
+    if (moved && pg__exec_release(rt) != PG_OK) /* each failure stays with its values */
+        pg__error_clear();
+    return moved;
+}
+
+typedef struct wait_ctx {
+    pg__runtime *rt;
+    pg__ranks *r;
+    uint64_t t0, idle_since;
+} wait_ctx;
+
+/* A wait's poll with the runtime's lock dropped: done when a message came, a peer's notice
+ * fails this rank, or (sends waiting for their values) after a moment. */
+static pg_status wait_poll(void *ctx, int *done) {
+    wait_ctx *w = ctx;
+    pg__ranks *r = w->r;
+    pthread_mutex_lock(&r->mu);
+    sends_progress(r);
+    ctrl_progress(r);
+    *done = recvs_test(r, 1);
+    pg_status st = peer_failures(r, -1, 0);
+    if (st || r->broken)
+        *done = 1;
+    /* A send's value on the host (its device's copy done): the event is watched here, without
+     * the runtime's lock, so that the message goes at once. */
+    for (int i = 0; !*done && i < r->nx; i++)
+        *done = r->xs[i]->ev && w->rt->ops->event_done(w->rt->b, r->xs[i]->ev);
+    pthread_mutex_unlock(&r->mu);
+    uint64_t now = pg__now_ns();
+    if (!*done) /* now and then the lock is taken again to look at the rest */
+        *done = now - w->t0 > 1000000u;
+    /* A message is usually microseconds away, but spinning takes a core from the CPU devices'
+     * workers and the other ranks: a wait that found nothing for 2 ms sleeps between looks. */
+    if (!*done && w->idle_since && now - w->idle_since > 2000000u)
+        nanosleep(&(struct timespec){0, 20000}, NULL);
+    return st;
+}
+
+/* Once the ranks no longer agree, a wait fails with why (as every later operation does): the
+ * transfers it waited for ended failed, and the value error they leave would hide the cause. */
+static pg_status broken_error(pg__ranks *r) {
+    pg_status st = PG_OK;
+    pthread_mutex_lock(&r->mu);
+    if (r->broken)
+        st = pg__error(PG_ERROR_STATE, "%s", r->broken);
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
+pg_status pg__ranks_wait(pg__runtime *rt) {
+    pg__ranks *r = rt->ranks;
+    if (!r->nx)
+        return pg__wait_cond(rt);
+    if (progress(rt, 1)) {
+        r->idle_since = 0;
+        return broken_error(r); /* something ended: the caller looks again */
+    }
+    if (!r->idle_since)
+        r->idle_since = pg__now_ns();
+    wait_ctx w = {rt, r, pg__now_ns(), r->idle_since};
+    pthread_mutex_lock(&r->mu);
+    r->blocked++;
+    pthread_mutex_unlock(&r->mu);
+    pg_status st = pg__wait_poll(rt, wait_poll, &w);
+    pthread_mutex_lock(&r->mu);
+    r->blocked--;
+    pthread_mutex_unlock(&r->mu);
+    progress(rt, 1);
+    return st ? st : broken_error(r);
+}
+
+int pg__ranks_busy(const pg__runtime *rt) {
+    return rt->ranks && rt->ranks->nx;
+}
+
+pg_status pg__ranks_quiesce(pg__runtime *rt) {
+    pg_status st = PG_OK;
+    while (!st && rt->ranks->nx)
+        st = pg__ranks_wait(rt);
     return st;
 }
 
@@ -881,6 +1268,10 @@ pg_status pg__ranks_host_piece(pg__runtime *rt, pg__array *p, pg_access access, 
         wrote(rt, p, p->owner);
         *local = rt->rank == p->owner;
     }
+    /* A host write here changes p's state at once (pg__exec_host_begin; a map writes on every
+     * rank): a send of p that has not looked for its value yet must first. */
+    while (!st && (access & PG_ACCESS_OUT) && !settled(rt->ranks, p, &st))
+        st = pg__ranks_wait(rt);
     return st;
 }
 

@@ -21,6 +21,13 @@ pg_status pg__ranks_launch(pg__runtime *rt, pg__comp *c, int *here);
  * it. */
 pg_status pg__ranks_host_piece(pg__runtime *rt, pg__array *p, pg_access access, int whole,
                                int *local);
+/* Transfers are asynchronous (an open host access per transfer, ended by progress): a wait of
+ * the runtime with transfers in flight moves them on (core/wait.c pg__wait_host, through
+ * rt->hooks); _busy: any in flight; _quiesce: wait until none is (before a cut changes
+ * pieces). Lock held. */
+pg_status pg__ranks_wait(pg__runtime *rt);
+int pg__ranks_busy(const pg__runtime *rt);
+pg_status pg__ranks_quiesce(pg__runtime *rt);
 /* The GPUs of this rank out of ndev on its node (devices "auto" or "cuda"): their indices for
  * the CUDA backend ("1,3") in buf, or "" for all of them. */
 void pg__ranks_gpu_spec(int local_rank, int local_size, int ndev, char *buf, size_t cap);

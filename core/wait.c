@@ -230,6 +230,8 @@ static pg_status closing_error(void) {
 pg_status pg__wait_host(pg__runtime *rt) {
     if (pg__closing_other(rt))
         return closing_error();
+    if (__builtin_expect(rt->ranks != NULL, 0)) /* transfers of ranks end by progress here */
+        return rt->hooks->ranks_wait(rt);
     return pg__wait_cond(rt);
 }
 

@@ -12,6 +12,7 @@
  * a thread's wait moves it for every thread. */
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/vclock.h"
 #include "devices/registry.h"
 #include "devices/sim/sim_backend.h"
 #include "devices/sim/sim_internal.h"
@@ -31,22 +32,73 @@ static uint64_t wall_ns(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* The host's clock: the wall clock, or with host_clock=cpu the calling thread's CPU time (ranks
+ * of a simulated cluster share this machine's few cores: their wall time would count the
+ * others' turns). A thread's CPU time means nothing to another thread: a call from a thread other
+ * than the last one's counts no host time. */
+static uint64_t host_ns(const pg__backend *b) {
+    if (!b->spec.host_cpu)
+        return wall_ns();
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void host_mark(pg__backend *b) {
+    b->last_exit_ns = host_ns(b);
+    b->last_thread = pthread_self();
+}
+
 void pg__sim_enter(pg__backend *b) {
     pthread_mutex_lock(&b->mu);
     if (b->spec.host_time > 0) {
-        uint64_t w = wall_ns();
-        if (w > b->last_exit_ns)
+        uint64_t w = host_ns(b);
+        if (w > b->last_exit_ns &&
+            (!b->spec.host_cpu || pthread_equal(b->last_thread, pthread_self())))
             pg__sim_advance_to(b->eng, pg__sim_now(b->eng) +
                                            (double)(w - b->last_exit_ns) * b->spec.host_time);
         b->last_exit_ns = w; /* counted: a second enter in one call adds nothing twice */
+        b->last_thread = pthread_self();
     }
 }
 
 void pg__sim_leave(pg__backend *b) {
     if (b->spec.host_time > 0)
-        b->last_exit_ns = wall_ns();
+        host_mark(b);
     pthread_mutex_unlock(&b->mu);
 }
+
+/* The clock other layers see (base/vclock.h): a simulated cluster's transport calls count as
+ * backend calls (their own time does not count), and a message's arrival moves the clock. */
+static void vc_enter(void *ctx) {
+    pg__backend *b = ctx;
+    pg__sim_enter(b);
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void vc_leave(void *ctx) {
+    pg__backend *b = ctx;
+    pthread_mutex_lock(&b->mu);
+    pg__sim_leave(b);
+}
+
+static double vc_now(void *ctx) {
+    pg__backend *b = ctx;
+    pthread_mutex_lock(&b->mu);
+    double t = pg__sim_now(b->eng);
+    pthread_mutex_unlock(&b->mu);
+    return t;
+}
+
+static void vc_advance_to(void *ctx, double t) {
+    pg__backend *b = ctx;
+    pthread_mutex_lock(&b->mu);
+    if (t > pg__sim_now(b->eng))
+        pg__sim_advance_to(b->eng, t);
+    pthread_mutex_unlock(&b->mu);
+}
+
+static const pg__vclock_ops vclock_ops = {vc_enter, vc_leave, vc_now, vc_advance_to};
 
 void pg__sim_host_spends(pg__backend *b, double us) {
     if (us > 0)
@@ -86,6 +138,7 @@ static uint64_t sim_clock_ns(pg__backend *b) {
 }
 
 static void sim_close(pg__backend *b) {
+    pg__vclock_unregister(b);
     for (int i = 0; i < b->nstreams; i++) {
         pg__sim_vc_free(&b->streams[i]->vc);
         pg__free(b->streams[i]); /* their queues go with the engine */
@@ -320,10 +373,11 @@ static void sim_timing_release(pg__backend *b, pg__timing *t) {
 /* compute=none: device memory is addresses only and kernels do not run, so whatever a device
  * made is no value (core/array.c refuses to read it back). */
 static const char *sim_uncomputed(pg__backend *b) {
-    return b->spec.compute ? NULL
-                           : "compute no values: simulated GPUs with compute=none time the work "
-                             "without doing it; use compute=cpu (the default, e.g. "
-                             "devices=\"sim:dgx1-v100,compute=cpu\") to read results";
+    return b->spec.compute || b->spec.reads_any
+               ? NULL
+               : "compute no values: simulated GPUs with compute=none time the work "
+                 "without doing it; use compute=cpu (the default, e.g. "
+                 "devices=\"sim:dgx1-v100,compute=cpu\") to read results";
 }
 
 static const pg__backend_ops sim_ops = {
@@ -415,7 +469,8 @@ pg_status pg__sim_backend_open(const char *spec, int enable_timing, const pg__ba
         sim_close(b);
         return st;
     }
-    b->last_exit_ns = wall_ns();
+    host_mark(b);
+    pg__vclock_register(&vclock_ops, b);
     *ops = &sim_ops;
     *out = b;
     *ndev = b->topo->ngpu;

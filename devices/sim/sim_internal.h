@@ -22,7 +22,8 @@ struct pg__backend {
     pg__sim_profile *profile; /* NULL: none */
     pg__sim_engine *eng;
     pg__sim_mem mem;
-    uint64_t last_exit_ns; /* wall clock when a call last left the backend */
+    uint64_t last_exit_ns; /* host clock when a call last left the backend */
+    pthread_t last_thread; /* host_clock=cpu: whose CPU clock last_exit_ns is */
     int frozen;            /* host_time=0: completions are seen only through host waits */
     pg__sim_observe obs;   /* what the host has seen finish (frozen) */
     pg__bstream **streams; /* open streams, freed at close if the core did not */

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OPTIONS "compute=none|cpu, profile=PATH, host_time=SCALE (0 freezes host time)"
+#define OPTIONS                                                                                    \
+    "compute=none|cpu, profile=PATH, host_time=SCALE (0 freezes host time), host_clock=wall|cpu, " \
+    "reads=checked|any"
 
 static pg_status set_compute(pg__sim_spec *s, const char *v, const char *from) {
     if (!strcmp(v, "none") || !strcmp(v, "cpu")) {
@@ -34,6 +36,28 @@ static pg_status set_host_time(pg__sim_spec *s, const char *v, const char *from)
     return PG_OK;
 }
 
+static pg_status set_host_clock(pg__sim_spec *s, const char *v, const char *from) {
+    if (!strcmp(v, "wall") || !strcmp(v, "cpu")) {
+        s->host_cpu = v[0] == 'c';
+        return PG_OK;
+    }
+    return pg__error(PG_ERROR_ARGUMENT,
+                     "%s: host_clock '%s' is not wall (the host's real time) or cpu (the calling "
+                     "thread's CPU time)",
+                     from, v);
+}
+
+static pg_status set_reads(pg__sim_spec *s, const char *v, const char *from) {
+    if (!strcmp(v, "checked") || !strcmp(v, "any")) {
+        s->reads_any = v[0] == 'a';
+        return PG_OK;
+    }
+    return pg__error(PG_ERROR_ARGUMENT,
+                     "%s: reads '%s' is not checked (compute=none refuses reading what devices "
+                     "made) or any (it returns whatever the host copy holds)",
+                     from, v);
+}
+
 static pg_status set_profile(pg__sim_spec *s, const char *v, const char *from) {
     if (strlen(v) >= sizeof s->profile)
         return pg__error(PG_ERROR_ARGUMENT, "%s: the profile path is too long", from);
@@ -55,6 +79,10 @@ static pg_status defaults(pg__sim_spec *s) {
         st = set_host_time(s, e, "PG_SIM_HOST_TIME");
     if (!st && (e = getenv("PG_SIM_PROFILE")) && e[0])
         st = set_profile(s, e, "PG_SIM_PROFILE");
+    if (!st && (e = getenv("PG_SIM_HOST_CLOCK")) && e[0])
+        st = set_host_clock(s, e, "PG_SIM_HOST_CLOCK");
+    if (!st && (e = getenv("PG_SIM_READS")) && e[0])
+        st = set_reads(s, e, "PG_SIM_READS");
     return st;
 }
 
@@ -91,6 +119,10 @@ pg_status pg__sim_spec_parse(const char *spec, pg__sim_spec *out) {
             st = set_host_time(out, v, from);
         else if (!strcmp(k, "profile"))
             st = set_profile(out, v, from);
+        else if (!strcmp(k, "host_clock"))
+            st = set_host_clock(out, v, from);
+        else if (!strcmp(k, "reads"))
+            st = set_reads(out, v, from);
         else
             return pg__error(PG_ERROR_ARGUMENT, "sim:%s: unknown option '%s' (%s)", spec, k,
                              OPTIONS);
