@@ -3,7 +3,8 @@
  * backend's own launch path in the same process, same stream count, as the baseline.
  * Usage: launch_overhead [devices] [launches]   (defaults: PG_DEVICES or host:1, 20000) */
 #include "bench_stats.h"
-#include "core/internal.h"
+#include "core/handle.h"
+#include "core/util.h"
 #include "core/phases.h"
 
 #include <stdio.h>

@@ -2,7 +2,11 @@
  * pg_array_adopt_device; DLPack's zero-copy from_dlpack). The memory becomes the array's copy
  * at one location; core/array.c never frees it, core/evict.c never evicts it (dev_pinned), and
  * pg__array_write_home copies a value made elsewhere back into it at sync, free and close. */
-#include "core/internal.h"
+#include "core/array.h"
+#include "core/exec.h"
+#include "core/graph.h"
+#include "core/handle.h"
+#include "core/pieces.h"
 
 /* The door of both: arguments, then the runtime entered and the shape checked. */
 static pg__runtime *enter_adopt(pg_runtime *h, const char *fn, pg_dtype dtype, int ndim,

@@ -8,7 +8,9 @@
  * before them) and fails the kernel with a message naming the parameter and the rows; the copy
  * back is then not made (a failed device runs nothing more), so the array's other rows keep
  * their values. The buffers are freed once their launch is seen done (reap), or at close. */
-#include "core/internal.h"
+#include "core/bounds.h"
+#include "core/capture.h"
+#include "core/comp.h"
 
 #include "base/alloc.h"
 #include "devices/registry.h"

@@ -6,7 +6,9 @@
  * flags (backend wait_flags: cuStreamWaitValue32 on GPUs, so the copy engine moves the data and
  * no SM polls) instead of after the kernel's completion event. This file decides the chunk sizes
  * and keeps what a copy needs to know; core/issue.c hands the copies to streams. */
-#include "core/internal.h"
+#include "core/chunks.h"
+#include "core/comp.h"
+#include "core/util.h"
 
 #include <math.h>
 #include <stdio.h>

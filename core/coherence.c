@@ -2,7 +2,12 @@
  * which computations each one reads from, and which values are lost or failed. State changes
  * when work is issued, not when it finishes, so later computations plan against the future
  * state (docs/ARCHITECTURE.md). It decides; core/issue.c hands the copies to streams. */
-#include "core/internal.h"
+#include "core/coherence.h"
+#include "core/check.h"
+#include "core/array.h"
+#include "core/comp.h"
+#include "core/pieces.h"
+#include "core/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +78,7 @@ pg_status pg__coh_source(pg__runtime *rt, const pg__array *a, int loc, int *src)
 void pg__coh_copied(pg__runtime *rt, pg__array *a, int dst, pg__comp *cc) {
     a->valid |= PG__LOC_BIT(dst);
     pg__comp_set(rt, &a->ready[dst], cc);
+    PG__CHECK(pg__coh_invariant, rt, a);
 }
 
 static void clear_lost(pg__array *a);
@@ -89,6 +95,7 @@ void pg__coh_write(pg__runtime *rt, pg__comp *c, pg__array *a, int loc) {
     a->valid = PG__LOC_BIT(loc);
     for (int l = 0; l <= rt->ndev; l++)
         pg__comp_set(rt, &a->ready[l], l == loc ? c : NULL);
+    PG__CHECK(pg__coh_invariant, rt, a);
 }
 
 /* ---- failures: a value is bad when the computation that made it failed (comp.c), or lost
@@ -278,4 +285,35 @@ void pg__coh_outputs_failed(pg__runtime *rt, pg__comp *c, const char *msg) {
     for (int i = 0; i < c->nargs; i++)
         if (c->args[i].access & PG_ACCESS_OUT)
             set_lost(c->args[i].array, value_message(c->args[i].array, c->err));
+}
+
+int pg__coh_invariant(const pg__runtime *rt, const pg__array *a, char *why, size_t cap) {
+    unsigned long long id = (unsigned long long)a->id;
+    uint32_t all = (1u << (rt->ndev + 1)) - 1;
+    if (a->valid & ~all) {
+        snprintf(why, cap, "array %llu is valid at locations %#x; the runtime has %d", id,
+                 (unsigned)a->valid, rt->ndev + 1);
+        return 1;
+    }
+    if (!a->valid && !a->lost) {
+        snprintf(why, cap, "array %llu is valid nowhere, and not lost", id);
+        return 1;
+    }
+    for (int l = 0; l <= rt->ndev; l++) {
+        if (!(a->valid & PG__LOC_BIT(l)))
+            continue;
+        if (l > 0 && !a->fresh && !pg__array_buf(a, l)) {
+            snprintf(why, cap, "array %llu is current on device %d, which has no buffer of it", id,
+                     l - 1);
+            return 1;
+        }
+        if (a->ready[l] && a->ready[l]->refs <= 0) {
+            snprintf(why, cap,
+                     "array %llu is current at location %d after computation #%llu, "
+                     "which was freed",
+                     id, l, (unsigned long long)a->ready[l]->id);
+            return 1;
+        }
+    }
+    return 0;
 }

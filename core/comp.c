@@ -2,10 +2,9 @@
  * failure: a computation fails when its own work failed (the backend says so once it is done)
  * or when one of its inputs came from a failed computation; failures travel with the data, not
  * along every edge, so a writer that only had to wait for a failed reader is unaffected. */
-#include "core/internal.h"
-#include "core/share.h"
+#include "core/comp.h"
+#include "core/array.h"
 #include "core/phases.h"
-#include "core/power.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,10 +47,6 @@ pg__comp *pg__comp_new(pg__runtime *rt, pg__comp_kind kind) {
     return c;
 }
 
-void pg__comp_ref(pg__comp *c) {
-    c->refs++;
-}
-
 void pg__comp_list_push(pg__comp **head, pg__comp **tail, pg__comp *c) {
     pg__comp_ref(c);
     c->next = NULL;
@@ -65,7 +60,7 @@ void pg__comp_list_push(pg__comp **head, pg__comp **tail, pg__comp *c) {
 /* Drop what only unfinished work needs: arrays, kernel, parents, launch data. */
 static void release_work(pg__runtime *rt, pg__comp *c) {
     for (int i = 0; i < c->nargs; i++)
-        pg__array_unref(c->args[i].array);
+        rt->hooks->array_unref(c->args[i].array);
     if (c->args != c->args_in)
         pg__free(c->args);
     c->args = NULL;
@@ -80,7 +75,7 @@ static void release_work(pg__runtime *rt, pg__comp *c) {
     c->inputs = NULL;
     c->ninputs = c->capinputs = 0;
     if (c->kernel)
-        pg__kernel_unref(c->kernel);
+        rt->hooks->kernel_unref(c->kernel);
     c->kernel = NULL;
     if (c->slots != c->slots_in)
         pg__free(c->slots);
@@ -97,7 +92,7 @@ void pg__comp_unref(pg__runtime *rt, pg__comp *c) {
     if (!c || --c->refs > 0)
         return;
     release_work(rt, c);
-    pg__chunks_free(rt, c); /* the copies waiting on its flags held references: all done */
+    rt->hooks->chunks_free(rt, c); /* the copies waiting on its flags held references: all done */
     free_err(c);
     if (c->timed)
         rt->ops->timing_release(rt->b, &c->timing);
@@ -110,6 +105,61 @@ void pg__comp_unref(pg__runtime *rt, pg__comp *c) {
     } else {
         pg__free(c);
     }
+}
+
+/* Room in c for the arguments, slots and slot map of a launch with n parameters: inside the
+ * computation up to PG__INLINE (no allocation on the hot path), else on the heap. */
+pg_status pg__comp_storage(pg__comp *c, int n) {
+    if (n + 1 <= PG__INLINE) { /* zeroed with the computation */
+        c->slots = c->slots_in;
+        c->slot_arg = c->slot_arg_in;
+        c->args = c->args_in;
+    } else {
+        c->slots = pg__calloc((size_t)n + 1, sizeof *c->slots);
+        c->slot_arg = pg__calloc((size_t)n + 1, sizeof *c->slot_arg);
+        c->args = pg__calloc((size_t)n + 1, sizeof *c->args);
+    }
+    if (!c->slots || !c->slot_arg || !c->args)
+        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    return PG_OK;
+}
+
+pg__comp *pg__comp_clone(pg__runtime *rt, const pg__comp *rec) {
+    pg__comp *c = pg__comp_new(rt, PG__KERNEL);
+    if (!c)
+        return NULL;
+    int n = rec->nslots;
+    int nv = rec->kernel->is_task ? 2 * n : n; /* a task's element counts follow its slots */
+    if (pg__comp_storage(c, nv)) {
+        pg__comp_unref(rt, c);
+        return NULL;
+    }
+    c->nslots = n;
+    memcpy(c->slots, rec->slots, (size_t)nv * sizeof *c->slots);
+    memcpy(c->slot_arg, rec->slot_arg, (size_t)n * sizeof *c->slot_arg);
+    c->nargs = rec->nargs;
+    for (int i = 0; i < rec->nargs; i++) {
+        c->args[i] = rec->args[i];
+        pg__array_ref(c->args[i].array);
+    }
+    c->kernel = rec->kernel;
+    c->kernel->refs++;
+    c->grid = rec->grid;
+    c->block = rec->block;
+    c->shared_mem = rec->shared_mem;
+    c->fits = rec->fits;
+    c->copy_inputs = rec->copy_inputs;
+    c->block_first = rec->block_first;
+    c->block_count = rec->block_count;
+    if (rec->slot_shift) {
+        c->slot_shift = pg__malloc((size_t)n * sizeof *c->slot_shift);
+        if (!c->slot_shift) {
+            pg__comp_unref(rt, c);
+            return NULL;
+        }
+        memcpy(c->slot_shift, rec->slot_shift, (size_t)n * sizeof *c->slot_shift);
+    }
+    return c;
 }
 
 void pg__comp_parents_clear(pg__comp *c) {
@@ -174,7 +224,7 @@ static void settle(pg__runtime *rt, pg__comp *c) {
             rt->first_failure = pg__strdup(full);
     }
     if (own && fdev >= 0 && fdev < rt->ndev)
-        pg__coh_device_failed(rt, fdev, full);
+        rt->hooks->device_failed(rt, fdev, full);
 }
 
 pg_status pg__comp_failures_take(pg__runtime *rt) {
@@ -194,22 +244,16 @@ static void finish(pg__runtime *rt, pg__comp *c) {
     if (c->state == PG__ISSUED)
         settle(rt, c);
     c->state = PG__DONE;
-    if (c->timed) {
+    if (c->timed)
         rt->ops->timing_resolve(rt->b, &c->timing);
-        pg__dag_record_timing(rt, c);
-        pg__profile_note(rt, c);
-        pg__models_note(rt, c);
-    }
-    pg__power_note(rt, c); /* busy time (timing resolved), NVML samples */
+    rt->hooks->finished(rt, c); /* the record, the profile, the models, power */
     if (c->timed) {
         rt->ops->timing_release(rt->b, &c->timing);
         c->timed = 0;
     }
     if (c->device >= 0 && rt->dev[c->device].inflight > 0)
         rt->dev[c->device].inflight--;
-    pg__models_queue_done(rt, c);
-    if (c->device >= 0 && c->device < rt->ndev)
-        pg__share_load(rt, c->device);
+    rt->hooks->left_device(rt, c); /* its device's queue and load, as the node sees them */
     release_work(rt, c);
 }
 
@@ -275,4 +319,64 @@ int pg__comp_done(pg__runtime *rt, pg__comp *c) {
 /* Host accesses end by the core's own hand, not by an event. */
 void pg__comp_finish_host(pg__runtime *rt, pg__comp *c) {
     finish(rt, c);
+}
+
+/* ---- what finished: the in-flight list, oldest first (moved from core/exec.c: observing
+ * completion is this module's job, and every module may ask for it) */
+
+enum { SWEEP_PROBE = 64 };
+
+/* Whether head (issued, on a stream, not known done) has completed, learning with one or two
+ * event queries how far its stream has got: a stream runs in order, so one finished event
+ * proves every earlier one finished. It asks about the middle one of the next SWEEP_PROBE
+ * computations on head's stream (done: the older half with it), else about head. An event
+ * query costs a third of a launch on a GPU (1.2-1.6 us on an H100 or H200): one query per
+ * finished computation made the sweep a fifth of every launch, and bisecting to the exact
+ * point cost eight queries every 16 launches back to back on an H200 (the newest is never done
+ * then). Releasing the older half is enough: a sweep comes every 16 submissions, and the
+ * computations in flight settle at about twice that. */
+static int stream_progress(pg__runtime *rt, pg__comp *head) {
+    pg__stream *s = head->stream;
+    pg__comp *cand[SWEEP_PROBE];
+    int n = 0;
+    /* The walk is bounded too: other streams' work may fill the in-flight list. */
+    int seen = 0;
+    for (pg__comp *c = head; c && n < SWEEP_PROBE && seen < 4 * SWEEP_PROBE; c = c->next, seen++)
+        if (c->stream == s && c->state == PG__ISSUED && c->event)
+            cand[n++] = c;
+    if (!n)
+        return 0;
+    int k = n / 2;
+    if (!PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[k]->event)) &&
+        (k == 0 || !PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[k = 0]->event))))
+        return 0;
+    if (cand[k]->seq > s->done_seq)
+        s->done_seq = cand[k]->seq;
+    return 1;
+}
+
+void pg__comp_sweep(pg__runtime *rt, int max) {
+    /* A stream is asked about once per sweep: past what that answer settled, its next
+     * computation was issued after the one found unfinished, or very recently. */
+    pg__stream *asked[8];
+    int nasked = 0;
+    while (rt->inflight_head && max-- > 0) {
+        pg__comp *c = rt->inflight_head;
+        if (c->state == PG__ISSUED && c->stream && c->event && c->seq > c->stream->done_seq) {
+            int again = 0;
+            for (int i = 0; i < nasked && !again; i++)
+                again = asked[i] == c->stream;
+            if (again || !stream_progress(rt, c))
+                break;
+            if (nasked < (int)(sizeof asked / sizeof *asked))
+                asked[nasked++] = c->stream;
+        }
+        if (!pg__comp_done(rt, c))
+            break;
+        rt->inflight_head = c->next;
+        if (!rt->inflight_head)
+            rt->inflight_tail = NULL;
+        c->next = NULL;
+        pg__comp_unref(rt, c);
+    }
 }

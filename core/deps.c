@@ -2,8 +2,11 @@
  * the nodes a history stores. Core decides which readers are done (dag never does): asking a
  * GPU costs about a microsecond, so a prune asks at most once per stream, about the newest
  * reader there (streams run in order: its completion settles all older ones). */
-#include "core/internal.h"
+#include "core/deps.h"
+#include "core/check.h"
+#include "core/comp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static void drop(void *rt, void *c) {
@@ -105,9 +108,33 @@ pg_status pg__dag_commit(pg__runtime *rt, pg__comp *c) {
         else
             pg__history_add_reader(h, c);
     }
+    for (int i = 0; PG__CHECKS && i < c->nargs; i++)
+        PG__CHECK(pg__deps_invariant, rt, c->args[i].array, c);
     return PG_OK;
 }
 
 void pg__dag_forget(pg__runtime *rt, pg__array *a) {
     pg__history_clear(&a->hist, drop, rt);
+}
+
+static int freed(const pg__comp *p, const char *what, const pg__array *a, char *why, size_t cap) {
+    if (p && p->refs > 0)
+        return 0;
+    snprintf(why, cap, "%s of array %llu is %s", what, (unsigned long long)a->id,
+             p ? "a freed computation" : "missing");
+    return 1;
+}
+
+int pg__deps_invariant(const pg__runtime *rt, const pg__array *a, const pg__comp *c, char *why,
+                       size_t cap) {
+    (void)rt;
+    if (a->hist.writer && freed(a->hist.writer, "the last writer", a, why, cap))
+        return 1;
+    for (int r = 0; r < a->hist.nreaders; r++)
+        if (freed(a->hist.readers[r], "a reader", a, why, cap))
+            return 1;
+    for (int i = 0; c && i < c->nparents; i++)
+        if (freed(c->parents[i], "a parent of the computation committed", a, why, cap))
+            return 1;
+    return 0;
 }

@@ -1,6 +1,12 @@
 /* device_access.c: handing arrays to and from other CUDA libraries (CuPy, PyTorch, Numba via
  * __cuda_array_interface__) without a trip through the host. */
-#include "core/internal.h"
+#include "core/coherence.h"
+#include "core/comp.h"
+#include "core/exec.h"
+#include "core/graph.h"
+#include "core/handle.h"
+#include "core/pieces.h"
+#include "core/waits.h"
 
 static pg_status wait_history(pg__runtime *rt, pg__array *a, int readers);
 
@@ -101,7 +107,7 @@ static pg_status wait_history(pg__runtime *rt, pg__array *a, int readers) {
             if (!pg__comp_done(rt, h->readers[r]))
                 w = h->readers[r];
         if (w) {
-            pg_status st = pg__exec_wait(rt, w);
+            pg_status st = pg__wait_comp(rt, w);
             if (st)
                 return st;
             pg__array_parts(a, &ps, &n);

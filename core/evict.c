@@ -25,7 +25,16 @@
  * counts. As a backstop for what the structure above rules out, a thread whose placement
  * starts over MAX_RESTARTS times in a row (each time after waiting for other work to finish)
  * without getting its room fails the same way. */
-#include "core/internal.h"
+#include "core/evict.h"
+#include "core/check.h"
+#include "core/array.h"
+#include "core/capture.h"
+#include "core/comp.h"
+#include "core/issue.h"
+#include "core/observe.h"
+#include "core/pieces.h"
+#include "core/util.h"
+#include "core/waits.h"
 #include "core/share.h"
 
 #include <stdio.h>
@@ -314,7 +323,7 @@ static pg__comp *oldest_inflight(pg__runtime *rt, int dev) {
  * the others is waited for, with the lock dropped; then *again is set (the caller starts
  * over). mark: the arguments of the computation being placed, never evicted. */
 static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t mark, int *again) {
-    pg__exec_sweep(rt, 1 << 30); /* finished work releases arrays the script freed */
+    pg__comp_sweep(rt, 1 << 30); /* finished work releases arrays the script freed */
     if (rt->stats.device_bytes[dev] <= target)
         return PG_OK;
     cand *cs;
@@ -365,7 +374,7 @@ static pg_status make_room(pg__runtime *rt, int dev, uint64_t target, uint64_t m
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int i = 0; i < w.n; i++) {
         if (!st)
-            st = pg__exec_wait(rt, w.c[i]);
+            st = pg__wait_comp(rt, w.c[i]);
         pg__comp_unref(rt, w.c[i]);
     }
     pg__free(w.c);
@@ -544,6 +553,7 @@ pg_status pg__evict_reserve(pg__runtime *rt, pg__comp *c, int dev, pg__stream *s
     d->last_ws = total;
     for (int i = 0; i < ns; i++)
         sts[i]->dev_use[dev] = stamp;
+    PG__CHECK(pg__evict_invariant, rt, dev, c);
     return PG_OK;
 }
 
@@ -583,5 +593,43 @@ pg_status pg__evict_alloc(pg__runtime *rt, pg__array *a, int dev, pg__stream *s,
         return st;
     count_alloc(rt, dev, a->nbytes);
     a->dev_use[dev] = ++rt->use_clock;
+    PG__CHECK(pg__evict_invariant, rt, dev, NULL);
     return PG_OK;
+}
+
+/* Whether kernel c's arguments all have their buffer on dev; else which one lacks it. */
+static const pg__array *missing_buffer(const pg__comp *c, int dev) {
+    for (int i = 0; i < c->nargs; i++)
+        if (!c->args[i].array->store->dev[dev])
+            return c->args[i].array;
+    return NULL;
+}
+
+int pg__evict_invariant(const pg__runtime *rt, int dev, const pg__comp *c, char *why, size_t cap) {
+    uint64_t lim = limit_of(rt), used = rt->stats.device_bytes[dev];
+    if (lim && used > lim) {
+        snprintf(why, cap, "device %d holds %llu bytes, over device_memory_limit %llu", dev,
+                 (unsigned long long)used, (unsigned long long)lim);
+        return 1;
+    }
+    const pg__array *a = c ? missing_buffer(c, dev) : NULL;
+    if (a) {
+        snprintf(why, cap, "computation #%llu placed on device %d lacks array %llu's buffer there",
+                 (unsigned long long)c->id, dev, (unsigned long long)a->id);
+        return 1;
+    }
+    int seen = 0; /* bounded: a check, not a second scheduler */
+    for (const pg__comp *k = rt->inflight_head; k && seen < 256; k = k->next, seen++) {
+        if (k->kind != PG__KERNEL || k->device != dev || k->state != PG__ISSUED ||
+            pg__comp_known_done(k))
+            continue;
+        if ((a = missing_buffer(k, dev))) {
+            snprintf(why, cap,
+                     "array %llu's buffer on device %d is gone while kernel #%llu, "
+                     "still running there, uses it",
+                     (unsigned long long)a->id, dev, (unsigned long long)k->id);
+            return 1;
+        }
+    }
+    return 0;
 }

@@ -1,157 +1,28 @@
 /* exec.c: the execution context — submit, schedule onto a device stream, host accesses, work
  * held back behind mapped arrays, waiting and syncing. Every function runs with rt->mu held;
  * the only waits drop it. */
-#include "core/internal.h"
+#include "core/exec.h"
+#include "core/array.h"
+#include "core/bounds.h"
+#include "core/capture.h"
+#include "core/chunks.h"
+#include "core/coherence.h"
+#include "core/comp.h"
+#include "core/deps.h"
+#include "core/evict.h"
+#include "core/issue.h"
+#include "core/observe.h"
+#include "core/pieces.h"
+#include "core/place.h"
+#include "core/streams.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "core/waits.h"
 #include "core/phases.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { SWEEP_PROBE = 64 };
-
-/* Whether head (issued, on a stream, not known done) has completed, learning with one or two
- * event queries how far its stream has got: a stream runs in order, so one finished event
- * proves every earlier one finished. It asks about the middle one of the next SWEEP_PROBE
- * computations on head's stream (done: the older half with it), else about head. An event
- * query costs a third of a launch on a GPU (1.2-1.6 us on an H100 or H200): one query per
- * finished computation made the sweep a fifth of every launch, and bisecting to the exact
- * point cost eight queries every 16 launches back to back on an H200 (the newest is never done
- * then). Releasing the older half is enough: a sweep comes every 16 submissions, and the
- * computations in flight settle at about twice that. */
-static int stream_progress(pg__runtime *rt, pg__comp *head) {
-    pg__stream *s = head->stream;
-    pg__comp *cand[SWEEP_PROBE];
-    int n = 0;
-    /* The walk is bounded too: other streams' work may fill the in-flight list. */
-    int seen = 0;
-    for (pg__comp *c = head; c && n < SWEEP_PROBE && seen < 4 * SWEEP_PROBE; c = c->next, seen++)
-        if (c->stream == s && c->state == PG__ISSUED && c->event)
-            cand[n++] = c;
-    if (!n)
-        return 0;
-    int k = n / 2;
-    if (!PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[k]->event)) &&
-        (k == 0 || !PG__PHASE_QUERY(rt->ops->event_done(rt->b, cand[k = 0]->event))))
-        return 0;
-    if (cand[k]->seq > s->done_seq)
-        s->done_seq = cand[k]->seq;
-    return 1;
-}
-
-void pg__exec_sweep(pg__runtime *rt, int max) {
-    /* A stream is asked about once per sweep: past what that answer settled, its next
-     * computation was issued after the one found unfinished, or very recently. */
-    pg__stream *asked[8];
-    int nasked = 0;
-    while (rt->inflight_head && max-- > 0) {
-        pg__comp *c = rt->inflight_head;
-        if (c->state == PG__ISSUED && c->stream && c->event && c->seq > c->stream->done_seq) {
-            int again = 0;
-            for (int i = 0; i < nasked && !again; i++)
-                again = asked[i] == c->stream;
-            if (again || !stream_progress(rt, c))
-                break;
-            if (nasked < (int)(sizeof asked / sizeof *asked))
-                asked[nasked++] = c->stream;
-        }
-        if (!pg__comp_done(rt, c))
-            break;
-        rt->inflight_head = c->next;
-        if (!rt->inflight_head)
-            rt->inflight_tail = NULL;
-        c->next = NULL;
-        pg__comp_unref(rt, c);
-    }
-}
-
-/* A host access may be held by several threads (one's access shares another's mapping that
- * covers it), and outlive the thread that opened it: waiting for it is a deadlock when this
- * thread is one of its holders, whoever opened it. */
-static void hold(pg__comp *c) {
-    for (int i = 0; i < c->nholders; i++)
-        if (pthread_equal(c->holder[i].thread, pthread_self())) {
-            c->holder[i].holds++;
-            return;
-        }
-    if (c->nholders == PG__HOLDERS)
-        c->holders_lost = 1;
-    else
-        c->holder[c->nholders++] = (pg__holder){pthread_self(), 1};
-}
-
-static void unhold(pg__comp *c) {
-    for (int i = 0; i < c->nholders; i++)
-        if (pthread_equal(c->holder[i].thread, pthread_self())) {
-            if (--c->holder[i].holds == 0)
-                c->holder[i] = c->holder[--c->nholders];
-            return;
-        }
-    c->holders_lost = 1; /* ended by a thread that did not open it: holders unknown */
-}
-
-static int held_by_self(const pg__comp *c) {
-    for (int i = 0; !c->holders_lost && i < c->nholders; i++)
-        if (pthread_equal(c->holder[i].thread, pthread_self()))
-            return 1;
-    return 0;
-}
-
-/* Would waiting for c wait for a host access this thread itself holds open? */
-static pg__comp *self_blocker(pg__comp *c) {
-    pg__comp *b = c->state == PG__OPEN ? c : c->state == PG__PENDING ? c->blocker : NULL;
-    return b && b->state == PG__OPEN && held_by_self(b) ? b : NULL;
-}
-
-static pg_status deadlock_error(pg__comp *b) {
-    return pg__error(PG_ERROR_STATE,
-                     "this would wait for array %llu, which this thread has mapped or is "
-                     "accessing: unmap it (release the view) first",
-                     b->nargs ? (unsigned long long)b->args[0].array->id : 0ULL);
-}
-
-static pg_status closing_error(void) {
-    return pg__error(PG_ERROR_STATE, "the runtime was closed by another thread during this call");
-}
-
-/* Wait for another thread's host access to end or held-back work to be issued (rt->cond);
- * gives up when another thread closes the runtime. */
-static pg_status wait_host(pg__runtime *rt) {
-    if (pg__closing_other(rt))
-        return closing_error();
-    if (__builtin_expect(rt->ranks != NULL, 0)) /* transfers of ranks end by progress here */
-        return pg__ranks_wait(rt);
-    return pg__wait_cond(rt);
-}
-
-pg_status pg__exec_wait(pg__runtime *rt, pg__comp *c) {
-    pg_status st = PG_OK;
-    pg__comp_ref(c);
-    while (!st && !pg__comp_done(rt, c)) {
-        pg__comp *b = self_blocker(c);
-        if (b)
-            st = deadlock_error(b);
-        else if (c->state == PG__ISSUED)
-            st = pg__wait_event(rt, c->event);
-        else
-            st = wait_host(rt);
-    }
-    pg__comp_unref(rt, c);
-    return st;
-}
-
-/* Wait until c, held back behind a host access, is issued: only then does the coherence
- * state show where c leaves its results. */
-static pg_status wait_issued(pg__runtime *rt, pg__comp *c) {
-    pg_status st = PG_OK;
-    pg__comp_ref(c);
-    while (!st && c->state == PG__PENDING) {
-        pg__comp *b = self_blocker(c);
-        st = b ? deadlock_error(b) : wait_host(rt);
-    }
-    pg__comp_unref(rt, c);
-    return st;
-}
 
 /* Record c in the DAG and in its arrays' histories, once. */
 static pg_status accept(pg__runtime *rt, pg__comp *c, const char *name) {
@@ -199,7 +70,7 @@ typedef struct launch_ctx {
 static pg_status launch_work(pg__runtime *rt, pg__comp *c, pg__stream *s, void *ctx) {
     launch_ctx *l = ctx;
     if (__builtin_expect(rt->opt.check_bounds, 0) && !c->kernel->is_task &&
-        (!c->kernel->chunked || c->block_count)) /* a split part counts no chunks */
+        (!c->kernel->chunked || c->block_count))           /* a split part counts no chunks */
         return pg__bounds_launch(rt, c, s, l->fn, l->buf); /* views in buffers of their own */
     for (int i = 0; i < c->nslots; i++)
         if (c->slot_arg[i] >= 0)
@@ -304,7 +175,7 @@ static pg_status schedule(pg__runtime *rt, pg__comp *c, int *again) {
         snprintf(why, sizeof why, "%s", pg_last_error());
         for (int i = 0; i < c->ninputs; i++)
             if (c->inputs[i]->kind == PG__COPY && c->inputs[i]->state == PG__ISSUED)
-                (void)pg__exec_wait(rt, c->inputs[i]);
+                (void)pg__wait_comp(rt, c->inputs[i]);
         pg__error(st, "%s", why);
         if (zeroed)
             (void)finish_zeroing(rt, c, zeroed, dev, s, st);
@@ -339,7 +210,7 @@ static pg__comp *find_blocker(pg__comp *c) {
  * computation may ask the device, which costs more than the rest of a launch. */
 static void sweep_now_and_then(pg__runtime *rt) {
     if ((++rt->submits & 15) == 0)
-        pg__exec_sweep(rt, 64);
+        pg__comp_sweep(rt, 64);
 }
 
 pg_status pg__exec_submit(pg__runtime *rt, pg__comp *c) {
@@ -483,7 +354,7 @@ static pg_status issue_pending(pg__runtime *rt) {
 static int map_covers(const pg__array *a, const pg__comp *old, int write) {
     if (old->kind == PG__HOST_WRITE)
         return a->hist.writer == old && (!write || a->hist.nreaders == 0) &&
-               (old->holders_lost || held_by_self(old));
+               (old->holders_lost || pg__wait_held_by_self(old));
     if (write)
         return 0; /* a read mapping upgraded to a write: handled by the caller */
     for (int r = 0; r < a->hist.nreaders; r++)
@@ -496,18 +367,18 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     int write = (access & PG_ACCESS_OUT) != 0;
     pg__comp *old = a->map_comp;
     while (old && !map_covers(a, old, write) &&
-           (old->kind == PG__HOST_WRITE || !write || !held_by_self(old))) {
+           (old->kind == PG__HOST_WRITE || !write || !pg__wait_held_by_self(old))) {
         /* Later work conflicts with this access and waits for the mapping to end: so must we. */
-        if (held_by_self(old))
-            return deadlock_error(old);
-        pg_status st = wait_host(rt);
+        if (pg__wait_held_by_self(old))
+            return pg__wait_deadlock_error(old);
+        pg_status st = pg__wait_host(rt);
         if (st)
             return st;
         old = a->map_comp;
     }
     if (old && map_covers(a, old, write)) {
         a->map_count++; /* nested access within what is already granted */
-        hold(old);
+        pg__wait_hold(old);
         return PG_OK;
     }
     pg__carg arg = {a, access};
@@ -515,9 +386,9 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
     int n = 0;
     pg_status st = pg__dag_parents(rt, &arg, 1, &ps, &n, NULL, 0);
     for (int i = 0; !st && i < n; i++) {
-        pg__comp *b = ps[i] == old ? NULL : self_blocker(ps[i]);
+        pg__comp *b = ps[i] == old ? NULL : pg__wait_self_blocker(ps[i]);
         if (b)
-            st = deadlock_error(b);
+            st = pg__wait_deadlock_error(b);
     }
     pg__comp *c = st ? NULL : pg__comp_new(rt, write ? PG__HOST_WRITE : PG__HOST_READ);
     if (!st && !c)
@@ -545,7 +416,7 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
         c->nholders = old->nholders;
         c->holders_lost = old->holders_lost;
     }
-    hold(c);
+    pg__wait_hold(c);
     st = accept(rt, c, write ? "host_write" : "host_read");
     if (st) {
         pg__comp_unref(rt, c);
@@ -569,7 +440,7 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
      * locating the current copy before it is issued would read a stale one. */
     for (int i = 0; !st && i < c->nparents; i++)
         if (c->parents[i] != old)
-            st = wait_issued(rt, c->parents[i]);
+            st = pg__wait_issued(rt, c->parents[i]);
     pg__comp *wait = NULL;
     if (!st && (access & PG_ACCESS_IN))
         st = pg__issue_to_host(rt, c, a, &wait);
@@ -577,9 +448,9 @@ pg_status pg__exec_host_begin(pg__runtime *rt, pg__array *a, pg_access access) {
         pg__coh_write(rt, c, a, 0);
     for (int i = 0; !st && i < c->nparents; i++)
         if (c->parents[i] != old)
-            st = pg__exec_wait(rt, c->parents[i]);
+            st = pg__wait_comp(rt, c->parents[i]);
     if (!st && wait)
-        st = pg__exec_wait(rt, wait);
+        st = pg__wait_comp(rt, wait);
     if (!st && wait && wait->err)
         st = pg__coh_value_failed(rt, c, a, wait);
     if (wait)
@@ -600,7 +471,7 @@ pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a) {
     if (!a->map_count)
         return pg__error(PG_ERROR_STATE, "array %llu is not mapped", (unsigned long long)a->id);
     pg__comp *c = a->map_comp;
-    unhold(c);
+    pg__wait_unhold(c);
     if (--a->map_count)
         return PG_OK;
     a->map_comp = NULL;
@@ -613,18 +484,18 @@ pg_status pg__exec_host_end(pg__runtime *rt, pg__array *a) {
 
 pg_status pg__exec_sync(pg__runtime *rt) {
     for (;;) {
-        pg__exec_sweep(rt, 1 << 30);
+        pg__comp_sweep(rt, 1 << 30);
         if (rt->pending_head) {
-            pg__comp *b = self_blocker(rt->pending_head);
+            pg__comp *b = pg__wait_self_blocker(rt->pending_head);
             if (b)
-                return deadlock_error(b);
-            pg_status st = wait_host(rt);
+                return pg__wait_deadlock_error(b);
+            pg_status st = pg__wait_host(rt);
             if (st)
                 return st;
             continue;
         }
-        if (!rt->inflight_head && pg__ranks_busy(rt)) { /* messages of ranks in flight */
-            pg_status st = wait_host(rt);
+        if (!rt->inflight_head && rt->ranks && rt->hooks->ranks_busy(rt)) { /* ranks' messages */
+            pg_status st = pg__wait_host(rt);
             if (st)
                 return st;
             continue;
@@ -637,7 +508,7 @@ pg_status pg__exec_sync(pg__runtime *rt) {
         if (w->state == PG__ISSUED && w->stream && w->stream->last &&
             w->stream->last->state == PG__ISSUED)
             w = w->stream->last;
-        pg_status st = pg__exec_wait(rt, w);
+        pg_status st = pg__wait_comp(rt, w);
         if (st)
             return st;
     }
@@ -692,7 +563,7 @@ pg_status pg__exec_device_access(pg__runtime *rt, pg__array *a, int dev, pg_acce
     /* Parents held back behind another array's mapping: wait for them to be issued. */
     for (int i = 0; !st && i < n; i++)
         if (ps[i]->state == PG__PENDING || ps[i]->state == PG__OPEN)
-            st = pg__exec_wait(rt, ps[i]);
+            st = pg__wait_comp(rt, ps[i]);
     pg__comp *c = st ? NULL : pg__comp_new(rt, write ? PG__HOST_WRITE : PG__HOST_READ);
     if (!st && !c)
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");

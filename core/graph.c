@@ -5,7 +5,13 @@
  * dependencies, placement, coherence and the DAG are exactly those of eager calls, and captures
  * what it issued as the graph's plan (core/replay.c); later replays that find the arrays as
  * the plan needs them issue the plan instead, as one computation. */
-#include "core/internal.h"
+#include "core/graph.h"
+#include "core/comp.h"
+#include "core/exec.h"
+#include "core/handle.h"
+#include "core/replay.h"
+#include "core/split.h"
+#include "core/waits.h"
 
 #include "base/alloc.h"
 
@@ -240,7 +246,7 @@ pg_status pg_graph_launch(pg_graph *h) {
                         : NULL;
     int whole = 1; /* every call issued now, none held back behind a host access */
     for (int i = 0; !st && i < g->ncalls; i++) {
-        pg__comp *c = pg__kernel_comp_clone(rt, g->calls[i]);
+        pg__comp *c = pg__comp_clone(rt, g->calls[i]);
         if (!c) {
             st = pg__error(PG_ERROR_OUT_OF_MEMORY,
                            "pg_graph_launch: out of host memory at recorded call %d of %d (the "
@@ -256,7 +262,7 @@ pg_status pg_graph_launch(pg_graph *h) {
         if (c->state == PG__PENDING && !split)
             whole = 0;
         if (!st && !split && rt->opt.sync)
-            st = pg__exec_wait(rt, c);
+            st = pg__wait_comp(rt, c);
         pg__comp_unref(rt, c);
     }
     if (cap) {

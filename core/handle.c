@@ -3,7 +3,7 @@
  * doubly freed handle is reported instead of touching freed memory; each slot also names the
  * runtime that owns the object, which an entering call pins so that a concurrent close waits
  * for it instead of freeing the runtime under it. */
-#include "core/internal.h"
+#include "core/handle.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -200,6 +200,22 @@ pg__kernel *pg__enter_kernel(pg_kernel *h, const char *fn) {
 pg__runtime *pg__enter_runtime(pg_runtime *h, const char *fn) {
     pg__runtime *rt;
     return pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt) ? rt : NULL;
+}
+
+void pg__lock(pg__runtime *rt) {
+    pthread_mutex_lock(&rt->mu);
+}
+
+void pg__unlock(pg__runtime *rt) {
+    pthread_mutex_unlock(&rt->mu);
+}
+
+void pg__cond_wait(pg__runtime *rt) {
+    pthread_cond_wait(&rt->cond, &rt->mu);
+}
+
+int pg__cond_wait_until(pg__runtime *rt, const struct timespec *until) {
+    return pthread_cond_timedwait(&rt->cond, &rt->mu, until) == ETIMEDOUT;
 }
 
 void pg__leave(pg__runtime *rt) {

@@ -1,5 +1,5 @@
 /* intern.c: copies of strings kept for the life of the process, one per distinct value. */
-#include "core/internal.h"
+#include "core/options.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -4,7 +4,18 @@
  * caller's work enqueue the backend operation, records the event that marks completion, and
  * marks the computation issued (last on its stream, in flight). Coherence says which copies
  * are needed and from where; only this file hands work to a stream. Lock held throughout. */
-#include "core/internal.h"
+#include "core/issue.h"
+#include "core/array.h"
+#include "core/capture.h"
+#include "core/chunks.h"
+#include "core/coherence.h"
+#include "core/comp.h"
+#include "core/deps.h"
+#include "core/models.h"
+#include "core/observe.h"
+#include "core/streams.h"
+#include "core/util.h"
+#include "core/waits.h"
 #include "core/phases.h"
 #include "core/share.h"
 
@@ -407,7 +418,7 @@ pg_status pg__issue_prefetch(pg__runtime *rt, pg__array *a, int loc) {
      * and filled its destination. */
     st = pg__dag_commit(rt, cc);
     if (st) {
-        pg_status wst = pg__exec_wait(rt, cc); /* untracked: finish it before going on */
+        pg_status wst = pg__wait_comp(rt, cc); /* untracked: finish it before going on */
         return wst ? wst : st;
     }
     return PG_OK;

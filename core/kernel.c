@@ -1,5 +1,15 @@
 /* kernel.c: kernels — compilation through the backend, parameters, argument checking, launch. */
-#include "core/internal.h"
+#include "core/kernel.h"
+#include "core/array.h"
+#include "core/comp.h"
+#include "core/exec.h"
+#include "core/graph.h"
+#include "core/handle.h"
+#include "core/launch_limits.h"
+#include "core/ranks.h"
+#include "core/split.h"
+#include "core/task.h"
+#include "core/waits.h"
 #include "core/power.h"
 #include "nvrtc/chunk_wrap.h"
 #include "core/phases.h"
@@ -95,7 +105,7 @@ pg_status pg_kernel_new_where(pg_runtime *rth, const char *source, const char *n
     uint32_t mask;
     unsigned classes;
     pg_status st = where_devices(rt, name, where, &mask, &classes);
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     if (!st)
         st = new_kernel(rt, source, name, signature, options, mask, classes, out);
     pg__unpin(rt);
@@ -176,9 +186,63 @@ static pg_status new_kernel(pg__runtime *rt, const char *source, const char *nam
     return st;
 }
 
+/* A task (core/task.c) is a kernel of C functions: made here, beside pg_kernel_new, since
+ * both list the kernel in the runtime (pg__kernel_register). */
+pg_status pg_task_new(pg_runtime *rth, const char *name, const pg_task_impls *impls,
+                      const char *signature, pg_kernel **out) {
+    pg__error_clear();
+    if (!name || !*name || !impls || !signature || !out)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_task_new: name (non-empty), impls, signature and out are required");
+    if (!impls->cpu && !impls->cuda)
+        return pg__error(PG_ERROR_ARGUMENT,
+                         "pg_task_new: task '%s' has no implementation (impls->cpu and "
+                         "impls->cuda are both NULL)",
+                         name);
+    pg__runtime *rt;
+    if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_task_new", &rt))
+        return PG_ERROR_STATE;
+    int can_call = rt->ops->call != NULL;
+    const char *backend = rt->ops->name;
+    pg__unlock(rt);
+    pg_status st = PG_OK;
+    pg_param_info *params = NULL;
+    int n = 0;
+    if (!can_call)
+        st = pg__error(PG_ERROR_ARGUMENT,
+                       "task '%s': the %s backend cannot run C functions in stream order, so "
+                       "tasks are not supported on its devices (use host: or cuda: devices)",
+                       name, backend);
+    if (!st && (st = pg__signature_parse(signature, &params, &n)) != PG_OK)
+        st = pg__error_wrap(st, "task '%s'", name);
+    if (!st && n > PG__MAX_PARAMS)
+        st = pg__error(PG_ERROR_ARGUMENT, "task '%s' has %d parameters; at most %d are supported",
+                       name, n, PG__MAX_PARAMS);
+    pg__kernel *k = NULL;
+    if (!st && (!(k = pg__calloc(1, sizeof *k)) || !(k->name = pg__strdup(name))))
+        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!st) {
+        k->rt = rt;
+        k->refs = 1;
+        k->params = params;
+        k->nparams = n;
+        k->is_task = 1;
+        k->impls = *impls;
+        st = pg__kernel_register(rt, k, out);
+    }
+    if (st) {
+        if (k)
+            pg__free(k->name);
+        pg__free(k);
+        pg__free(params);
+    }
+    pg__unpin(rt);
+    return st;
+}
+
 pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out) {
     pg_status st = PG_OK;
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     if (pg__closing_other(rt))
         st = pg__error(PG_ERROR_STATE, "pg_kernel_new: the runtime was closed during the compile");
     if (!st && rt->nkernels == rt->capkernels) {
@@ -194,70 +258,15 @@ pg_status pg__kernel_register(pg__runtime *rt, pg__kernel *k, pg_kernel **out) {
     if (!st && !(k->handle = pg__handle_new(PG__H_KERNEL, k, rt)))
         st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of handles");
     if (st) {
-        pthread_mutex_unlock(&rt->mu);
+        pg__unlock(rt);
         return st;
     }
     k->live_index = rt->nkernels;
     rt->kernels[rt->nkernels++] = k;
     /* Read under the lock: once it is dropped, another thread closing the runtime frees k. */
     *out = (pg_kernel *)(uintptr_t)k->handle;
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     return PG_OK;
-}
-
-/* Room in c for the arguments, slots and slot map of a launch with n parameters: inside the
- * computation up to PG__INLINE (no allocation on the hot path), else on the heap. */
-static pg_status comp_storage(pg__comp *c, int n) {
-    if (n + 1 <= PG__INLINE) { /* zeroed with the computation */
-        c->slots = c->slots_in;
-        c->slot_arg = c->slot_arg_in;
-        c->args = c->args_in;
-    } else {
-        c->slots = pg__calloc((size_t)n + 1, sizeof *c->slots);
-        c->slot_arg = pg__calloc((size_t)n + 1, sizeof *c->slot_arg);
-        c->args = pg__calloc((size_t)n + 1, sizeof *c->args);
-    }
-    if (!c->slots || !c->slot_arg || !c->args)
-        return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    return PG_OK;
-}
-
-pg__comp *pg__kernel_comp_clone(pg__runtime *rt, const pg__comp *rec) {
-    pg__comp *c = pg__comp_new(rt, PG__KERNEL);
-    if (!c)
-        return NULL;
-    int n = rec->nslots;
-    int nv = rec->kernel->is_task ? 2 * n : n; /* a task's element counts follow its slots */
-    if (comp_storage(c, nv)) {
-        pg__comp_unref(rt, c);
-        return NULL;
-    }
-    c->nslots = n;
-    memcpy(c->slots, rec->slots, (size_t)nv * sizeof *c->slots);
-    memcpy(c->slot_arg, rec->slot_arg, (size_t)n * sizeof *c->slot_arg);
-    c->nargs = rec->nargs;
-    for (int i = 0; i < rec->nargs; i++) {
-        c->args[i] = rec->args[i];
-        pg__array_ref(c->args[i].array);
-    }
-    c->kernel = rec->kernel;
-    c->kernel->refs++;
-    c->grid = rec->grid;
-    c->block = rec->block;
-    c->shared_mem = rec->shared_mem;
-    c->fits = rec->fits;
-    c->copy_inputs = rec->copy_inputs;
-    c->block_first = rec->block_first;
-    c->block_count = rec->block_count;
-    if (rec->slot_shift) {
-        c->slot_shift = pg__malloc((size_t)n * sizeof *c->slot_shift);
-        if (!c->slot_shift) {
-            pg__comp_unref(rt, c);
-            return NULL;
-        }
-        memcpy(c->slot_shift, rec->slot_shift, (size_t)n * sizeof *c->slot_shift);
-    }
-    return c;
 }
 
 void pg__kernel_unref(pg__kernel *k) {
@@ -353,7 +362,7 @@ static pg_status bind_args(pg__runtime *rt, pg__kernel *k, const pg_arg *args, i
     }
     if (nargs && !args)
         return pg__error(PG_ERROR_ARGUMENT, "kernel '%s': args is NULL", k->name);
-    pg_status room = comp_storage(c, k->is_task ? 2 * nargs : nargs);
+    pg_status room = pg__comp_storage(c, k->is_task ? 2 * nargs : nargs);
     if (room)
         return room;
     c->nslots = nargs;
@@ -487,7 +496,7 @@ static pg_status launch(pg_kernel *h, pg_dim3 grid, pg_dim3 block, size_t shared
     if (!st && !split)
         st = pg__exec_submit(rt, c);
     if (!st && !split && rt->opt.sync)
-        st = pg__exec_wait(rt, c);
+        st = pg__wait_comp(rt, c);
     PG__PHASE_SHARED(PG__PH_BOOKKEEP);
     pg__comp_unref(rt, c);
     pg__leave(rt);

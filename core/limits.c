@@ -1,6 +1,6 @@
 /* limits.c: which devices a launch's grid, block and shared memory fit, from their reported limits.
  */
-#include "core/internal.h"
+#include "core/launch_limits.h"
 #include "core/host_memory.h"
 
 #include <stdio.h>

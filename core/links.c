@@ -2,7 +2,10 @@
  * `interconnect` option, the measured matrix cached for this set of GPUs, a quick measurement
  * made and cached at first start, or uniform defaults), and the public calls to read it and to
  * measure it again. */
-#include "core/internal.h"
+#include "core/links.h"
+#include "core/exec.h"
+#include "core/handle.h"
+#include "core/util.h"
 #include "devices/interconnect_measure.h"
 #include "devices/registry.h"
 #include "nvrtc/kernel_cache.h"

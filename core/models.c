@@ -8,7 +8,10 @@
  * <cache_dir>/models/<device class>.csv at runtime creation and written back (atomically) at
  * pg_runtime_free. The min-finish-time policy reads the predictions through the view
  * (core/place.c). Lock held, except where said. */
-#include "core/internal.h"
+#include "core/models.h"
+#include "core/comp.h"
+#include "core/handle.h"
+#include "core/util.h"
 
 #include "base/alloc.h"
 #include "nvrtc/kernel_cache.h"
@@ -435,7 +438,7 @@ pg_status pg_runtime_models(pg_runtime *h, int *count) {
     pg__runtime *rt = pg__enter_runtime(h, "pg_runtime_models");
     if (!rt)
         return PG_ERROR_STATE;
-    pg__exec_sweep(rt, 1 << 30); /* finished work's durations */
+    pg__comp_sweep(rt, 1 << 30); /* finished work's durations */
     *count = rt->nmodels;
     pg__leave(rt);
     return PG_OK;

@@ -2,7 +2,10 @@
  * doors to it: DAG snapshots and their accessors, the DAG export and the trace. dag/ keeps the
  * records, makes the snapshot and writes it out; core's part is describing its computations,
  * the lock, and folding in what has finished. */
-#include "core/internal.h"
+#include "core/observe.h"
+#include "core/comp.h"
+#include "core/handle.h"
+#include "core/util.h"
 #include "core/power.h"
 
 #include <errno.h>
@@ -132,7 +135,7 @@ pg_status pg__dag_snapshot(pg__runtime *rt, pg_dag **out) {
 
 /* Lock held: a snapshot with the timings of what has finished by now. */
 static pg_status snapshot_locked(pg__runtime *rt, pg_dag **out) {
-    pg__exec_sweep(rt, 1 << 30);
+    pg__comp_sweep(rt, 1 << 30);
     return pg__dag_snapshot(rt, out);
 }
 
@@ -317,9 +320,9 @@ pg_status pg__trace_write_file(pg__runtime *rt, const char *path) {
         path = mine;
     }
     pg_dag *dag = NULL;
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     pg_status st = snapshot_locked(rt, &dag);
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     if (!st)
         st = write_trace(dag, path);
     pg_dag_free(dag);

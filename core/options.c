@@ -1,5 +1,5 @@
 /* options.c: runtime options — defaults, PG_* environment variables, validation. */
-#include "core/internal.h"
+#include "core/options.h"
 #include "core/power.h"
 #include "devices/registry.h"
 

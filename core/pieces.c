@@ -1,7 +1,7 @@
 /* pieces.c: arrays in pieces. pg_array_slice makes a view: a handle on rows [lo, hi) of an
  * array, usable wherever an array is (kernel argument, read, write, map, prefetch, free,
  * slice). Views cut their root at their ends; between cuts the root's value state lives in
- * pieces (internal arrays, see pg__array in internal.h), each with its own valid locations,
+ * pieces (internal arrays, see pg__array in core/objects.h), each with its own valid locations,
  * ready computations, history and lost value, and the root's buffers at an offset. A
  * computation on a root or a view works on the pieces it covers, so two computations depend on
  * each other only where the pieces they touch overlap (and one writes), a copy moves only the
@@ -11,7 +11,12 @@
  * view has an end between them and their states agree (merge_free below): an array has at most
  * 2 × (live views) + 1 pieces, plus those whose work is unfinished. Lock held throughout (a
  * merge that must wait drops it, as every wait does). */
-#include "core/internal.h"
+#include "core/pieces.h"
+#include "core/array.h"
+#include "core/comp.h"
+#include "core/handle.h"
+#include "core/issue.h"
+#include "core/waits.h"
 
 #include "base/alloc.h"
 
@@ -200,8 +205,9 @@ static pg_status cut(pg__runtime *rt, pg__array *r, uint64_t at) {
         return PG_OK;
     pg_status st = PG_OK;
     /* Transfers of ranks in flight keep the pieces they move (core/ranks.c): they end first. */
-    if (pg__ranks_busy(rt) && (!r->pieces || pg__array_piece_at(r, at)->off != at))
-        st = pg__ranks_quiesce(rt);
+    if (rt->ranks && rt->hooks->ranks_busy(rt) &&
+        (!r->pieces || pg__array_piece_at(r, at)->off != at))
+        st = rt->hooks->ranks_quiesce(rt);
     if (!st && !r->pieces)
         st = first_piece(rt, r);
     if (st)
@@ -501,7 +507,7 @@ static pg_status merge_free(pg__runtime *rt, pg__array *r, int wait) {
         if (k == MERGE_OK)
             continue; /* the merged piece with the next */
         if (k == MERGE_WAIT && wait) {
-            if ((st = pg__exec_wait(rt, w)) != PG_OK)
+            if ((st = pg__wait_comp(rt, w)) != PG_OK)
                 return st;
             i = 0;
             left = 0;

@@ -5,7 +5,12 @@
  * builds the policy's view here (probing which streams are busy, which may finish computations)
  * and calls the policy, a pure function of that view; the caller creates streams and marks
  * stream reuse. */
-#include "core/internal.h"
+#include "core/place.h"
+#include "core/comp.h"
+#include "core/deps.h"
+#include "core/models.h"
+#include "core/pieces.h"
+#include "core/streams.h"
 #include "core/share.h"
 
 #include <stdio.h>

@@ -1,6 +1,8 @@
 /* power.c: watts and joules per device (NVML through the backend on GPUs, injected figures on
  * the others) and the runtime's side of them: busy time, peaks, energy since start. */
 #include "core/power.h"
+#include "core/handle.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <math.h>

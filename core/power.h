@@ -10,7 +10,7 @@
 #ifndef PG_POWER_H
 #define PG_POWER_H
 
-#include "core/internal.h"
+#include "core/objects.h"
 
 /* The runtime's power state (rt->power). */
 typedef struct pg__power_dev {

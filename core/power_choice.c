@@ -5,6 +5,9 @@
  * nominal throughput; power from pg__power_watts. Placement keeps to the chosen set
  * (pg__power_fit, called by the launch). */
 #include "core/power.h"
+#include "core/handle.h"
+#include "core/models.h"
+#include "core/util.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * of its array's buffer), kept in memory while the runtime runs and appended to the profile file
  * at pg_runtime_free as sample lines (devices/sim/sim_profile.h), from which a simulated machine
  * fits its duration models. Lock held. */
-#include "core/internal.h"
+#include "core/profile.h"
 
 #include "base/alloc.h"
 #include "devices/registry.h"

@@ -19,7 +19,18 @@
  * value is lost or failed there) and the piece's elements. Values travel through host memory
  * for now: the sender's copy to the host, a staging copy, MPI; the receiver writes the host copy
  * and the usual coherence brings it to the device that needs it. */
-#include "core/internal.h"
+#include "core/ranks.h"
+#include "core/array.h"
+#include "core/coherence.h"
+#include "core/comp.h"
+#include "core/deps.h"
+#include "core/exec.h"
+#include "core/graph.h"
+#include "core/handle.h"
+#include "core/observe.h"
+#include "core/pieces.h"
+#include "core/util.h"
+#include "core/waits.h"
 #include "net/transport.h"
 
 #include <pthread.h>

@@ -13,7 +13,16 @@
  * analysed per call; dependencies with work before and after, coherence and the DAG (one
  * vertex per replay) come from that one computation, which reads and writes what the calls
  * did. Lock held throughout. */
-#include "core/internal.h"
+#include "core/replay.h"
+#include "core/array.h"
+#include "core/capture.h"
+#include "core/coherence.h"
+#include "core/comp.h"
+#include "core/exec.h"
+#include "core/issue.h"
+#include "core/pieces.h"
+#include "core/util.h"
+#include "core/waits.h"
 
 #include "base/alloc.h"
 
@@ -59,7 +68,7 @@ void pg__plan_free(pg__runtime *rt, pg__plan *p) {
         return;
     if (p->last) {
         if (p->graph)
-            (void)pg__exec_wait(rt, p->last); /* the graph may not be freed while it runs */
+            (void)pg__wait_comp(rt, p->last); /* the graph may not be freed while it runs */
         pg__comp_unref(rt, p->last);
     }
     if (p->graph)
@@ -75,6 +84,13 @@ void pg__plan_free(pg__runtime *rt, pg__plan *p) {
     pg__free(p->arr);
     pg__free(p);
 }
+
+/* The notes the issue path takes while a plan is captured (rt->cap_notes). */
+static void note_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn);
+static void note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, const void *src);
+static void note_read(pg__runtime *rt, pg__array *a, int loc);
+static void note_broken(pg__runtime *rt);
+static const pg__capture_notes capture_notes = {note_launch, note_copy, note_read, note_broken};
 
 pg__plan *pg__plan_capture_begin(pg__runtime *rt, pg__comp *const *calls, int ncalls) {
     pg__plan *p = pg__calloc(1, sizeof *p);
@@ -111,10 +127,11 @@ pg__plan *pg__plan_capture_begin(pg__runtime *rt, pg__comp *const *calls, int nc
             }
         }
     rt->cap = p;
+    rt->cap_notes = &capture_notes;
     return p;
 }
 
-void pg__plan_note_broken(pg__runtime *rt) {
+static void note_broken(pg__runtime *rt) {
     if (rt->cap)
         rt->cap->broken = 1;
 }
@@ -177,7 +194,7 @@ static plan_node *add_node(pg__plan *p, pg__comp *c, pg__stream *s) {
     return nd;
 }
 
-void pg__plan_note_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn) {
+static void note_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn) {
     pg__plan *p = rt->cap;
     if (!p || p->broken)
         return;
@@ -205,7 +222,7 @@ void pg__plan_note_launch(pg__runtime *rt, pg__comp *c, pg__stream *s, void *fn)
     p->kernels++;
 }
 
-void pg__plan_note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, const void *src) {
+static void note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, const void *src) {
     pg__plan *p = rt->cap;
     if (!p || p->broken)
         return;
@@ -237,7 +254,7 @@ void pg__plan_note_copy(pg__runtime *rt, pg__comp *c, pg__stream *s, void *dst, 
     p->copies++;
 }
 
-void pg__plan_note_read(pg__runtime *rt, pg__array *a, int loc) {
+static void note_read(pg__runtime *rt, pg__array *a, int loc) {
     pg__plan *p = rt->cap;
     if (!p || p->broken)
         return;

@@ -1,5 +1,23 @@
 /* runtime.c: runtime lifetime — options, backend choice, devices, interconnect, stats. */
-#include "core/internal.h"
+#include "core/array.h"
+#include "core/bounds.h"
+#include "core/comp.h"
+#include "core/engine.h"
+#include "core/exec.h"
+#include "core/graph.h"
+#include "core/handle.h"
+#include "core/kernel.h"
+#include "core/launch_limits.h"
+#include "core/links.h"
+#include "core/models.h"
+#include "core/observe.h"
+#include "core/options.h"
+#include "core/pieces.h"
+#include "core/profile.h"
+#include "core/ranks.h"
+#include "core/streams.h"
+#include "core/util.h"
+#include "core/waits.h"
 #include "core/power.h"
 #include "core/share.h"
 #include "devices/registry.h"
@@ -80,6 +98,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     pthread_mutex_init(&rt->mu, NULL);
     pthread_cond_init(&rt->cond, NULL);
+    pg__engine_init(rt); /* the hooks lower modules reach upper ones through (core/engine.c) */
     rt->fork_gen = pg__fork_generation();
     pg_status st = pg__options_resolve(opts, &rt->opt);
     int local_rank = 0, local_size = 1;
@@ -145,7 +164,7 @@ pg_status pg_runtime_new(const pg_options *opts, pg_runtime **out) {
  * handles go, so every later call is refused, but the memory and the devices' threads stay,
  * since unfinished work may still use them. The status says what was left running. */
 static pg_status abandon(pg__runtime *rt, pg_status why) {
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     char left[512] = "";
     size_t len = 0;
     int n = 0;
@@ -162,7 +181,7 @@ static pg_status abandon(pg__runtime *rt, pg_status why) {
     for (int i = 0; i < rt->nkernels; i++)
         pg__handle_release(rt->kernels[i]->handle);
     pg__graph_forget_handles(rt);
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     return pg__error(why,
                      "pg_runtime_free: closed with work still running (%s%s); its devices and "
                      "memory were abandoned to the process",
@@ -183,14 +202,14 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
     }
     uint64_t outer = pg__wait_deadline_push(timeout_ns);
     /* Other threads' calls now end: new ones are refused, waits for mappings give up. */
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     pthread_cond_broadcast(&rt->cond);
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     if (pg__close_wait_unpinned(rt, timeout_ns)) {
         pg__wait_deadline_pop(outer);
         return abandon(rt, PG_ERROR_TIMEOUT);
     }
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     /* Release open host accesses: nobody can end them once the runtime is gone. */
     for (int i = 0; i < rt->narrays; i++)
         while (rt->arrays[i]->map_count)
@@ -199,29 +218,29 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
     pg_status st = pg__exec_sync(rt);
     if (!st)
         st = wst;
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     pg__wait_deadline_pop(outer);
     if (st == PG_ERROR_TIMEOUT || st == PG_ERROR_INTERRUPTED)
         return abandon(rt, st);
     if (!st && rt->opt.trace[0])
         st = pg__trace_write_file(rt, rt->opt.trace);
     if (rt->opt.profile[0]) {
-        pthread_mutex_lock(&rt->mu);
-        pg__exec_sweep(rt, 1 << 30); /* the last kernels' durations */
+        pg__lock(rt);
+        pg__comp_sweep(rt, 1 << 30); /* the last kernels' durations */
         pg_status pst = pg__profile_write(rt);
-        pthread_mutex_unlock(&rt->mu);
+        pg__unlock(rt);
         if (!st)
             st = pst;
     }
     if (rt->opt.models) {
-        pthread_mutex_lock(&rt->mu);
-        pg__exec_sweep(rt, 1 << 30);
+        pg__lock(rt);
+        pg__comp_sweep(rt, 1 << 30);
         pg_status mst = pg__models_save(rt);
-        pthread_mutex_unlock(&rt->mu);
+        pg__unlock(rt);
         if (!st)
             st = mst;
     }
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     while (rt->narrays) {
         pg__array *a = rt->arrays[rt->narrays - 1];
         pg__handle_release(a->handle);
@@ -235,8 +254,8 @@ static pg_status close_runtime(pg_runtime *h, uint64_t timeout_ns) {
         pg__handle_release(k->handle);
         pg__kernel_unref(k);
     }
-    pg__exec_sweep(rt, 1 << 30);
-    pthread_mutex_unlock(&rt->mu);
+    pg__comp_sweep(rt, 1 << 30);
+    pg__unlock(rt);
     /* Libraries' state (pg_runtime_attach), once nothing of theirs can be running. */
     for (int i = rt->nattached - 1; i >= 0; i--)
         if (rt->attached[i].release)

@@ -1,5 +1,7 @@
 /* share.c: a runtime as a client of the node (core/share.h; the shared state: node/node.c). */
 #include "core/share.h"
+#include "core/util.h"
+#include "core/waits.h"
 
 #include <stdio.h>
 #include <string.h>

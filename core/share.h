@@ -4,7 +4,7 @@
 #ifndef PG_CORE_SHARE_H
 #define PG_CORE_SHARE_H
 
-#include "core/internal.h"
+#include "core/objects.h"
 #include "node/node.h"
 
 /* Join the node at pg_runtime_new (option share); a failure to join is logged and the runtime

@@ -10,7 +10,14 @@
  * kernel's pointer still points at the argument's first element (slot_shift), since the
  * kernel indexes the whole array. The ranges are the same from launch to launch for the same
  * grid and devices, so data written by one launch is where the next one reads it. */
-#include "core/internal.h"
+#include "core/split.h"
+#include "core/array.h"
+#include "core/comp.h"
+#include "core/exec.h"
+#include "core/handle.h"
+#include "core/pieces.h"
+#include "core/waits.h"
+#include "core/models.h"
 #include "policies/split_shares.h"
 
 #include "base/alloc.h"
@@ -128,7 +135,7 @@ static pg_status cut_part(pg__runtime *rt, const pg__comp *c, uint64_t b0, uint6
 /* Part of c on device dev over blocks [b0, b1): its pieces bound per parameter. */
 static pg_status make_part(pg__runtime *rt, const pg__comp *c, int dev, uint64_t b0, uint64_t b1,
                            pg__comp **out) {
-    pg__comp *p = pg__kernel_comp_clone(rt, c);
+    pg__comp *p = pg__comp_clone(rt, c);
     if (!p)
         return pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
     const pg__kernel *k = c->kernel;
@@ -374,7 +381,7 @@ pg_status pg__split_submit(pg__runtime *rt, pg__comp *c, int *done) {
             st = pg__exec_submit(rt, q);
         }
         if (!st && rt->opt.sync)
-            st = pg__exec_wait(rt, pc[i]);
+            st = pg__wait_comp(rt, pc[i]);
         if (st && i)
             st = pg__error_wrap(st,
                                 "kernel '%s': part %d of %d of a split launch (the parts "

@@ -1,5 +1,7 @@
 /* streams.c: the streams of each device — creation, reuse past the cap, busy checks. */
-#include "core/internal.h"
+#include "core/streams.h"
+#include "core/comp.h"
+#include "core/util.h"
 #include "devices/registry.h"
 
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * placement sees only the devices whose kind has a function, and the issue hands the backend a
  * call (backend op `call`) instead of a launch: on CPU devices a worker runs it in stream order,
  * on GPUs it runs at issue and enqueues onto the stream it is given. */
-#include "core/internal.h"
+#include "core/task.h"
 #include "nvrtc/signature.h"
 
 #include <stdio.h>
@@ -49,58 +49,6 @@ pg_status pg__task_fits(const pg__runtime *rt, const pg__kernel *k, uint32_t *ma
                      k->name, k->impls.cpu ? "a CPU implementation" : "",
                      k->impls.cpu && k->impls.cuda ? " and " : "",
                      k->impls.cuda ? "a CUDA implementation" : "", devices_named(rt));
-}
-
-pg_status pg_task_new(pg_runtime *rth, const char *name, const pg_task_impls *impls,
-                      const char *signature, pg_kernel **out) {
-    pg__error_clear();
-    if (!name || !*name || !impls || !signature || !out)
-        return pg__error(PG_ERROR_ARGUMENT,
-                         "pg_task_new: name (non-empty), impls, signature and out are required");
-    if (!impls->cpu && !impls->cuda)
-        return pg__error(PG_ERROR_ARGUMENT,
-                         "pg_task_new: task '%s' has no implementation (impls->cpu and "
-                         "impls->cuda are both NULL)",
-                         name);
-    pg__runtime *rt;
-    if (!pg__enter((uint64_t)(uintptr_t)rth, PG__H_RUNTIME, "pg_task_new", &rt))
-        return PG_ERROR_STATE;
-    int can_call = rt->ops->call != NULL;
-    const char *backend = rt->ops->name;
-    pthread_mutex_unlock(&rt->mu);
-    pg_status st = PG_OK;
-    pg_param_info *params = NULL;
-    int n = 0;
-    if (!can_call)
-        st = pg__error(PG_ERROR_ARGUMENT,
-                       "task '%s': the %s backend cannot run C functions in stream order, so "
-                       "tasks are not supported on its devices (use host: or cuda: devices)",
-                       name, backend);
-    if (!st && (st = pg__signature_parse(signature, &params, &n)) != PG_OK)
-        st = pg__error_wrap(st, "task '%s'", name);
-    if (!st && n > PG__MAX_PARAMS)
-        st = pg__error(PG_ERROR_ARGUMENT, "task '%s' has %d parameters; at most %d are supported",
-                       name, n, PG__MAX_PARAMS);
-    pg__kernel *k = NULL;
-    if (!st && (!(k = pg__calloc(1, sizeof *k)) || !(k->name = pg__strdup(name))))
-        st = pg__error(PG_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (!st) {
-        k->rt = rt;
-        k->refs = 1;
-        k->params = params;
-        k->nparams = n;
-        k->is_task = 1;
-        k->impls = *impls;
-        st = pg__kernel_register(rt, k, out);
-    }
-    if (st) {
-        if (k)
-            pg__free(k->name);
-        pg__free(k);
-        pg__free(params);
-    }
-    pg__unpin(rt);
-    return st;
 }
 
 /* What the backend copies and the function receives: the call, then the slots and counts the

@@ -1,5 +1,6 @@
 /* util.c: small shared helpers of core — the clock, logging, freeing a returned string. */
-#include "core/internal.h"
+#include "core/util.h"
+#include "core/check.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,4 +27,10 @@ void pg__log(pg__runtime *rt, int level, const char *fmt, ...) {
 
 void pg_string_free(char *s) {
     pg__free(s);
+}
+
+_Noreturn void pg__check_failed(const char *file, int line, const char *check, const char *why) {
+    fprintf(stderr, "polygpu: state check %s failed at %s:%d: %s\n", check, file, line, why);
+    fflush(stderr);
+    abort();
 }

@@ -2,7 +2,10 @@
  * close with a time limit) and the binding's interrupt check (Ctrl-C, Thread.interrupt()),
  * polled between slices of the wait; with neither, a wait blocks plainly and costs nothing
  * more. Every function here is entered with rt->mu held and drops it while waiting. */
-#include "core/internal.h"
+#include "core/waits.h"
+#include "core/comp.h"
+#include "core/handle.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -85,7 +88,7 @@ static pg_status after_slice(limits *l) {
 
 pg_status pg__wait_event(pg__runtime *rt, pg__bevent *e) {
     uint64_t t0 = pg__now_ns();
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     limits l = {0};
     pg_status st = start(&l);
     while (!st) {
@@ -102,7 +105,7 @@ pg_status pg__wait_event(pg__runtime *rt, pg__bevent *e) {
         pg__error_clear(); /* a slice ran out, as expected: wait again, or end in after_slice */
         st = after_slice(&l);
     }
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     rt->stats.host_wait_ns += pg__now_ns() - t0;
     return st;
 }
@@ -117,7 +120,7 @@ pg_status pg__wait_cond(pg__runtime *rt) {
     pthread_mutex_unlock(&check_mu);
     pg_status st = PG_OK;
     if (!d && !may_interrupt) {
-        pthread_cond_wait(&rt->cond, &rt->mu);
+        pg__cond_wait(rt);
     } else if (d && t0 >= d) {
         st = pg__error(PG_ERROR_TIMEOUT, "the wait ran past its time limit; the work goes on "
                                          "(nothing was cancelled)");
@@ -130,12 +133,12 @@ pg_status pg__wait_cond(pg__runtime *rt) {
         uint64_t ns = (uint64_t)ts.tv_nsec + slice;
         ts.tv_sec += (time_t)(ns / 1000000000u);
         ts.tv_nsec = (long)(ns % 1000000000u);
-        if (pthread_cond_timedwait(&rt->cond, &rt->mu, &ts) == ETIMEDOUT && may_interrupt) {
-            pthread_mutex_unlock(&rt->mu);
+        if (pg__cond_wait_until(rt, &ts) && may_interrupt) {
+            pg__unlock(rt);
             if (ask() == 1)
                 st =
                     pg__error(PG_ERROR_INTERRUPTED, "interrupted while waiting (the work goes on)");
-            pthread_mutex_lock(&rt->mu);
+            pg__lock(rt);
         }
     }
     rt->stats.host_wait_ns += pg__now_ns() - t0;
@@ -144,7 +147,7 @@ pg_status pg__wait_cond(pg__runtime *rt) {
 
 pg_status pg__wait_poll(pg__runtime *rt, pg_status (*poll)(void *ctx, int *done), void *ctx) {
     uint64_t t0 = pg__now_ns();
-    pthread_mutex_unlock(&rt->mu);
+    pg__unlock(rt);
     limits l = {0};
     pg_status st = start(&l);
     uint64_t checked = t0;
@@ -165,7 +168,98 @@ pg_status pg__wait_poll(pg__runtime *rt, pg_status (*poll)(void *ctx, int *done)
         else
             nanosleep(&(struct timespec){0, 50000}, NULL);
     }
-    pthread_mutex_lock(&rt->mu);
+    pg__lock(rt);
     rt->stats.host_wait_ns += pg__now_ns() - t0;
+    return st;
+}
+
+/* ---- waiting for computations (moved from core/exec.c so that every module below the
+ * execution context can wait without calling up into it) */
+
+/* A host access may be held by several threads (one's access shares another's mapping that
+ * covers it), and outlive the thread that opened it: waiting for it is a deadlock when this
+ * thread is one of its holders, whoever opened it. */
+void pg__wait_hold(pg__comp *c) {
+    for (int i = 0; i < c->nholders; i++)
+        if (pthread_equal(c->holder[i].thread, pthread_self())) {
+            c->holder[i].holds++;
+            return;
+        }
+    if (c->nholders == PG__HOLDERS)
+        c->holders_lost = 1;
+    else
+        c->holder[c->nholders++] = (pg__holder){pthread_self(), 1};
+}
+
+void pg__wait_unhold(pg__comp *c) {
+    for (int i = 0; i < c->nholders; i++)
+        if (pthread_equal(c->holder[i].thread, pthread_self())) {
+            if (--c->holder[i].holds == 0)
+                c->holder[i] = c->holder[--c->nholders];
+            return;
+        }
+    c->holders_lost = 1; /* ended by a thread that did not open it: holders unknown */
+}
+
+int pg__wait_held_by_self(const pg__comp *c) {
+    for (int i = 0; !c->holders_lost && i < c->nholders; i++)
+        if (pthread_equal(c->holder[i].thread, pthread_self()))
+            return 1;
+    return 0;
+}
+
+/* Would waiting for c wait for a host access this thread itself holds open? */
+pg__comp *pg__wait_self_blocker(pg__comp *c) {
+    pg__comp *b = c->state == PG__OPEN ? c : c->state == PG__PENDING ? c->blocker : NULL;
+    return b && b->state == PG__OPEN && pg__wait_held_by_self(b) ? b : NULL;
+}
+
+pg_status pg__wait_deadlock_error(pg__comp *b) {
+    return pg__error(PG_ERROR_STATE,
+                     "this would wait for array %llu, which this thread has mapped or is "
+                     "accessing: unmap it (release the view) first",
+                     b->nargs ? (unsigned long long)b->args[0].array->id : 0ULL);
+}
+
+static pg_status closing_error(void) {
+    return pg__error(PG_ERROR_STATE, "the runtime was closed by another thread during this call");
+}
+
+/* Wait for another thread's host access to end or held-back work to be issued (rt->cond);
+ * gives up when another thread closes the runtime. */
+pg_status pg__wait_host(pg__runtime *rt) {
+    if (pg__closing_other(rt))
+        return closing_error();
+    if (__builtin_expect(rt->ranks != NULL, 0)) /* transfers of ranks end by progress here */
+        return rt->hooks->ranks_wait(rt);
+    return pg__wait_cond(rt);
+}
+
+pg_status pg__wait_comp(pg__runtime *rt, pg__comp *c) {
+    pg_status st = PG_OK;
+    pg__comp_ref(c);
+    while (!st && !pg__comp_done(rt, c)) {
+        pg__comp *b = pg__wait_self_blocker(c);
+        if (b)
+            st = pg__wait_deadlock_error(b);
+        else if (c->state == PG__ISSUED)
+            st = pg__wait_event(rt, c->event);
+        else
+            st = pg__wait_host(rt);
+    }
+    pg__comp_unref(rt, c);
+    return st;
+}
+
+/* Wait until c, held back behind a host access, is issued: only then does the coherence
+ * state show where c leaves its results. */
+pg_status pg__wait_issued(pg__runtime *rt, pg__comp *c) {
+    pg_status st = PG_OK;
+    pg__comp_ref(c);
+    while (!st && c->state == PG__PENDING) {
+        pg__comp *b = pg__wait_self_blocker(c);
+        st = b ? pg__wait_deadlock_error(b) : pg__wait_host(rt);
+    }
+    pg__comp_unref(rt, c);
     return st;
 }

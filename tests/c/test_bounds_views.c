@@ -6,7 +6,7 @@
  * elements past the end or before the start are caught. */
 #include "kernels_common.h"
 
-#include "core/internal.h"
+#include "core/handle.h"
 
 #include <stdint.h>
 

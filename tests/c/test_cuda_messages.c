@@ -9,7 +9,8 @@
  * - the core adds which device failed earlier and the kernel that failed there (here a CPU
  *   device's trap stands in for the GPU's fault) to a device error of a later call. */
 #include "check.h"
-#include "core/internal.h"
+#include "core/coherence.h"
+#include "core/handle.h"
 #include "devices/cuda/cu_driver.h"
 
 #include <stdio.h>

@@ -15,7 +15,7 @@
 #include "kernels_common.h"
 
 #include "base/inject.h"
-#include "core/internal.h"
+#include "core/observe.h"
 #include "devices/host/host_inject.h"
 #include "nvrtc/cpu_rewrite.h"
 

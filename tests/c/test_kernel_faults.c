@@ -8,7 +8,7 @@
 #include "fault_checks.h"
 #include "kernels_common.h"
 
-#include "core/internal.h"
+#include "core/handle.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,8 @@
  * (a GPU and a CPU device) cannot be made: the mixed case lowers one CPU device's limits to a
  * GPU's through the runtime's internals, as a GPU next to it would report them. Always CPU
  * devices: the held kernels read a flag through a host pointer. */
-#include "core/internal.h"
+#include "core/handle.h"
+#include "core/launch_limits.h"
 #include "kernels_common.h"
 
 #include <stdlib.h>

@@ -10,6 +10,7 @@
  *   watts x busy time: growing with work, within what the wall clock allows. */
 #include "kernels_common.h"
 #include "core/power.h"
+#include "core/handle.h"
 
 #include <stdio.h>
 #include <stdlib.h>

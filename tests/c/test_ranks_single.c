@@ -3,7 +3,7 @@
  * distribution, the GPUs a rank takes on its node, and the DAG's rank field. The runs on 2 and 3
  * ranks are tests/c/mpi_*.c. */
 #include "check.h"
-#include "core/internal.h"
+#include "core/ranks.h"
 #include "kernels_common.h"
 
 static void gpus(int lr, int ls, int ndev, const char *want) {

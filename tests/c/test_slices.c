@@ -6,7 +6,7 @@
 #include "dag_view.h"
 #include "kernels_common.h"
 
-#include "core/internal.h"
+#include "core/handle.h"
 
 enum { N = 1024, H = N / 2 };
 

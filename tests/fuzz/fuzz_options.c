@@ -3,7 +3,7 @@
  * any device: devices=, byte counts, numbers, power_watts, ...), the policy named, and for
  * devices=sim:... the spec of the simulated machine (preset or file, and its options).
  * Input: lines "name=value" (a line without '=' is a name with an empty value). */
-#include "core/internal.h"
+#include "core/options.h"
 #include "devices/sim/sim_spec.h"
 #include "policies/registry.h"
 #include "tests/fuzz/fuzz.h"

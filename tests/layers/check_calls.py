@@ -13,11 +13,17 @@ function pointers core hands down (a history's drop, a policy's view) are not sy
 allowed, as ARCHITECTURE.md says. linalg/ (the features on the runtime: the tiled GEMM, the
 BLAS tasks) is a user of the public API: below itself it may call only base/ and the functions
 core/polygpu.h declares, never a private pg__ function of the engine.
-Usage: check_calls.py OBJECT_DIR [NM]; exits 1 on any."""
+
+Within a layer calls may go both ways, but not round in large circles: the file-level call
+graph's strongly connected components (files that all reach each other through calls) must have
+at most MAX_LOOP files, so that a module can be read from the modules below it (issue 37: core
+had one loop of 21 files). Usage: check_calls.py OBJECT_DIR [NM]; exits 1 on any."""
 import os
 import re
 import subprocess
 import sys
+
+MAX_LOOP = 6  # files in the largest call loop allowed
 
 RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "node": 3, "policies": 3, "core": 4,
         "linalg": 5}
@@ -88,7 +94,61 @@ def main(objdir, nm="nm"):
     for line in bad:
         print(line)
     print(f"check_calls: {len(uses)} objects, {len(bad)} call(s) against the layer order")
-    return 1 if bad else 0
+    loops = call_loops(owner, uses)
+    big = [c for c in loops if len(c) > MAX_LOOP]
+    largest = max((len(c) for c in loops), default=1)
+    for c in big:
+        print(f"call loop of {len(c)} files (more than {MAX_LOOP}): {' '.join(sorted(c))}")
+        for a in sorted(c):
+            for b in sorted(c):
+                names = sorted(s for s in uses[a] if owner.get(s) == b)
+                if names and a != b:
+                    print(f"  {a} -> {b}: {', '.join(names)}")
+    print(f"check_calls: largest call loop {largest} file(s), {len(big)} loop(s) over {MAX_LOOP}")
+    return 1 if bad or big else 0
+
+
+def call_loops(owner, uses):
+    """The strongly connected components of the file-level call graph with more than one file
+    (Tarjan's algorithm, iterative)."""
+    edges = {a: sorted({owner[s] for s in used if s in owner and owner[s] != a})
+             for a, used in uses.items()}
+    index, low, on, stack, out = {}, {}, set(), [], []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            v, i = work.pop()
+            if i == 0:
+                index[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on.add(v)
+            nxt = edges.get(v, [])
+            if i < len(nxt):
+                work.append((v, i + 1))
+                w = nxt[i]
+                if w not in index:
+                    work.append((w, 0))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(comp)
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+    return out
 
 
 if __name__ == "__main__":
