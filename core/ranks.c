@@ -20,6 +20,7 @@
  * for now: the sender's copy to the host, a staging copy, MPI; the receiver writes the host copy
  * and the usual coherence brings it to the device that needs it. */
 #include "core/internal.h"
+#include "base/vclock.h"
 #include "net/transport.h"
 
 #include <pthread.h>
@@ -1099,6 +1100,22 @@ static pg_status wait_poll(void *ctx, int *done) {
     pg_status st = peer_failures(r, -1, 0);
     if (st || r->broken)
         *done = 1;
+    /* Simulated devices (a virtual clock, base/vclock.h) show a copy's end only through a host
+     * wait when their host time is frozen (host_time=0), and count polling as host time when
+     * not: a send's copy to the host not yet seen done is waited for as a host wait, which moves
+     * the virtual clock to its end (as the blocking copy before asynchronous transfers did). It
+     * cannot wait on a message: the copy was issued after its writer, so it needs only device
+     * work issued. Before the watch below, which a copy already done but held behind this one
+     * (sends to a peer go in order) would end at once, every time. */
+    const pg__vclock_ops *vops;
+    void *vctx;
+    for (int i = 0; !*done && i < r->nx; i++)
+        if (r->xs[i]->ev && pg__vclock_get(&vops, &vctx) &&
+            !w->rt->ops->event_done(w->rt->b, r->xs[i]->ev)) {
+            if (w->rt->ops->event_wait(w->rt->b, r->xs[i]->ev))
+                pg__error_clear(); /* the copy failed: the send reports it */
+            *done = 1;
+        }
     /* A send's value on the host (its device's copy done): the event is watched here, without
      * the runtime's lock, so that the message goes at once. */
     for (int i = 0; !*done && i < r->nx; i++)
