@@ -1093,6 +1093,13 @@ typedef struct wait_ctx {
 static pg_status wait_poll(void *ctx, int *done) {
     wait_ctx *w = ctx;
     pg__ranks *r = w->r;
+    const pg__vclock_ops *vops;
+    void *vctx;
+    /* Simulated devices with host_clock=cpu count a thread's CPU time between backend calls as
+     * host work: the polling of a wait is not (as the blocking receive, inside the transport,
+     * was not), so its time since the last look does not count (leave marks the host's exit). */
+    if (pg__vclock_get(&vops, &vctx))
+        vops->leave(vctx);
     pthread_mutex_lock(&r->mu);
     sends_progress(r);
     ctrl_progress(r);
@@ -1107,8 +1114,6 @@ static pg_status wait_poll(void *ctx, int *done) {
      * cannot wait on a message: the copy was issued after its writer, so it needs only device
      * work issued. Before the watch below, which a copy already done but held behind this one
      * (sends to a peer go in order) would end at once, every time. */
-    const pg__vclock_ops *vops;
-    void *vctx;
     for (int i = 0; !*done && i < r->nx; i++)
         if (r->xs[i]->ev && pg__vclock_get(&vops, &vctx) &&
             !w->rt->ops->event_done(w->rt->b, r->xs[i]->ev)) {
