@@ -12,7 +12,11 @@
  * A receive moves the receiving rank's clock to the message's arrival when it is later (the
  * rank waited for it); the real time a rank spends inside these calls, waiting for a peer
  * process that this machine runs later, does not count. So N ranks keep N virtual clocks that
- * meet where messages make them, as the ranks of a cluster do.
+ * meet where messages make them, as the ranks of a cluster do. Receives are posted
+ * (core/ranks.c) and match messages in the order posted; a message with a clock completes only
+ * while its rank is blocked (base/vclock.h: a ranks wait with nothing else to do), the oldest
+ * posted first, one per blocked look, so that virtual times do not depend on whether a message
+ * is already here, in real time, at a program point; pg__net_test never waits.
  *
  * Chosen at run time: with PG_SIMNET_DIR in the environment (the launcher's) every pg__net_*
  * call comes here; without it, to the real transport (MPI, or none), whose functions are built
