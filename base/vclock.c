@@ -2,6 +2,7 @@
 #include "base/vclock.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -32,4 +33,14 @@ int pg__vclock_get(const pg__vclock_ops **ops, void **ctx) {
     *ctx = cur_ctx;
     pthread_mutex_unlock(&mu);
     return *ops != NULL;
+}
+
+static atomic_int blocked;
+
+void pg__vclock_set_blocked(int on) {
+    atomic_store(&blocked, on);
+}
+
+int pg__vclock_blocked(void) {
+    return atomic_load(&blocked);
 }

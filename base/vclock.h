@@ -23,5 +23,11 @@ void pg__vclock_unregister(void *ctx);
 /* The registered clock: 1 and *ops, *ctx set; 0 when none. The registrant must stay open while
  * its caller uses it (a runtime's transport calls happen while its devices are open). */
 int pg__vclock_get(const pg__vclock_ops **ops, void **ctx);
+/* Whether the process is blocked until a message comes (a rank's wait found nothing else to do;
+ * core/ranks.c sets it around its tests then): a simulated transport moves the clock to a
+ * message's arrival only then, never for a test at a program point (the rank goes on, and
+ * whether the message is already here in real time must not change virtual times). */
+void pg__vclock_set_blocked(int on);
+int pg__vclock_blocked(void);
 
 #endif

@@ -31,6 +31,7 @@
 #include "core/pieces.h"
 #include "core/util.h"
 #include "core/waits.h"
+#include "base/vclock.h"
 #include "net/transport.h"
 
 #include <pthread.h>
@@ -1103,6 +1104,13 @@ typedef struct wait_ctx {
 static pg_status wait_poll(void *ctx, int *done) {
     wait_ctx *w = ctx;
     pg__ranks *r = w->r;
+    const pg__vclock_ops *vops;
+    void *vctx;
+    /* Simulated devices with host_clock=cpu count a thread's CPU time between backend calls as
+     * host work: the polling of a wait is not (as the blocking receive, inside the transport,
+     * was not), so its time since the last look does not count (leave marks the host's exit). */
+    if (pg__vclock_get(&vops, &vctx))
+        vops->leave(vctx);
     pthread_mutex_lock(&r->mu);
     sends_progress(r);
     ctrl_progress(r);
@@ -1110,6 +1118,29 @@ static pg_status wait_poll(void *ctx, int *done) {
     pg_status st = peer_failures(r, -1, 0);
     if (st || r->broken)
         *done = 1;
+    /* Simulated devices (a virtual clock, base/vclock.h) show a copy's end only through a host
+     * wait when their host time is frozen (host_time=0), and count polling as host time when
+     * not: a send's copy to the host not yet seen done is waited for as a host wait, which moves
+     * the virtual clock to its end (as the blocking copy before asynchronous transfers did). It
+     * cannot wait on a message: the copy was issued after its writer, so it needs only device
+     * work issued. Before the watch below, which a copy already done but held behind this one
+     * (sends to a peer go in order) would end at once, every time. */
+    for (int i = 0; !*done && i < r->nx; i++)
+        if (r->xs[i]->ev && pg__vclock_get(&vops, &vctx) &&
+            !w->rt->ops->event_done(w->rt->b, r->xs[i]->ev)) {
+            if (w->rt->ops->event_wait(w->rt->b, r->xs[i]->ev))
+                pg__error_clear(); /* the copy failed: the send reports it */
+            *done = 1;
+        }
+    /* Nothing else to do: blocked until a message comes, which on simulated devices moves the
+     * clock to its arrival (net/sim_transport.c); at program points a message not yet arrived
+     * in virtual time stays unreceived. */
+    if (!*done && pg__vclock_get(&vops, &vctx)) {
+        pg__vclock_set_blocked(1);
+        sends_progress(r);
+        *done = recvs_test(r, 1);
+        pg__vclock_set_blocked(0);
+    }
     /* A send's value on the host (its device's copy done): the event is watched here, without
      * the runtime's lock, so that the message goes at once. */
     for (int i = 0; !*done && i < r->nx; i++)

@@ -12,7 +12,11 @@
  * A receive moves the receiving rank's clock to the message's arrival when it is later (the
  * rank waited for it); the real time a rank spends inside these calls, waiting for a peer
  * process that this machine runs later, does not count. So N ranks keep N virtual clocks that
- * meet where messages make them, as the ranks of a cluster do.
+ * meet where messages make them, as the ranks of a cluster do. Receives are posted
+ * (core/ranks.c) and match messages in the order posted; a message with a clock completes only
+ * while its rank is blocked (base/vclock.h: a ranks wait with nothing else to do), the oldest
+ * posted first, one per blocked look, so that virtual times do not depend on whether a message
+ * is already here, in real time, at a program point; pg__net_test never waits.
  *
  * Chosen at run time: with PG_SIMNET_DIR in the environment (the launcher's) every pg__net_*
  * call comes here; without it, to the real transport (MPI, or none), whose functions are built
@@ -87,11 +91,13 @@ typedef struct sreq { /* a request (pg__net_req); a probed message (pg__net_msg)
     int chan, peer, tag;
     void *buf;
     size_t bytes;
-    smsg *m;           /* the matched message */
-    int acked;         /* a rendezvous receive: its K_ACK went */
-    uint64_t id;       /* a rendezvous send: its number (0: eager, complete when posted) */
-    int sent;          /* a rendezvous send: its K_DONE went */
-    struct sreq *next; /* in the rendezvous sends waiting for their K_ACK */
+    smsg *m;            /* the matched message */
+    smsg *d;            /* a rendezvous receive: its K_DONE, come */
+    struct sreq *pnext; /* a receive from one rank: in S.posted, in the order posted */
+    int acked;          /* a rendezvous receive: its K_ACK went */
+    uint64_t id;        /* a rendezvous send: its number (0: eager, complete when posted) */
+    int sent;           /* a rendezvous send: its K_DONE went */
+    struct sreq *next;  /* in the rendezvous sends waiting for their K_ACK */
 } sreq;
 
 static struct {
@@ -115,6 +121,7 @@ static struct {
     double eager;     /* bytes above which a message goes by rendezvous (1e18: never) */
     uint64_t next_id; /* send_mu */
     sreq *pending;    /* rendezvous sends waiting for their K_ACK (send_mu) */
+    sreq *posted;     /* receives from one rank not yet complete, oldest first (mu) */
 } S = {.ctrl_tag = -1,
        .once = PTHREAD_ONCE_INIT,
        .send_mu = PTHREAD_MUTEX_INITIALIZER,
@@ -638,6 +645,14 @@ static pg_status s_irecv(pg__net *n, void *buf, size_t bytes, int peer, int tag,
     r->bytes = bytes;
     if (peer < 0)
         S.ctrl_tag = tag;
+    else {
+        pthread_mutex_lock(&S.mu);
+        sreq **pp = &S.posted;
+        while (*pp)
+            pp = &(*pp)->pnext;
+        *pp = r;
+        pthread_mutex_unlock(&S.mu);
+    }
     *out = (pg__net_req *)r;
     return PG_OK;
 }
@@ -659,9 +674,9 @@ static void arrived(vclk v, const frame *f) {
     v.ops->advance_to(v.ctx, (t > done ? t : done) + S.o_ns);
 }
 
-/* A rendezvous receive matched: tell the sender (once), then wait a little (real time, not
- * counted) for its K_DONE, answering this rank's own K_ACKs meanwhile (two ranks receiving
- * from each other). NULL: not yet. */
+/* A rendezvous receive matched: tell the sender (once), then look for its K_DONE, answering
+ * this rank's own K_ACKs first (two ranks receiving from each other). Never waits: receives are
+ * posted and tested (core/ranks.c), a wait polls. NULL: not yet. */
 static smsg *rendezvous(vclk v, sreq *r) {
     if (!r->acked) {
         frame a = {MAGIC, K_ACK, S.rank, -1, 0, 0, r->m->f.id, r->m->f.bytes, 0, 0};
@@ -675,15 +690,41 @@ static smsg *rendezvous(vclk v, sreq *r) {
         pthread_mutex_unlock(&S.send_mu);
         r->acked = 1;
     }
-    smsg *d = NULL;
-    for (int round = 0; !d && round < 2; round++) {
-        progress(v, 1);
+    if (!r->d) {
+        progress(v, pg__vclock_blocked());
         pthread_mutex_lock(&S.mu);
-        if (!(d = take_done(r->m->f.src, r->m->f.id)) && !round)
-            (void)wait_frame();
+        r->d = take_done(r->m->f.src, r->m->f.id);
         pthread_mutex_unlock(&S.mu);
     }
-    return d;
+    return r->d;
+}
+
+/* Whether receive r may complete now (its message is here, in real time). A message with a
+ * clock completes only while the rank is blocked until a message comes (vclock.h: a wait found
+ * nothing else to do), and only the oldest receive posted, one per blocked look: its rank's clock
+ * then goes to the arrival (arrived). Never at a program point, nor out of order: whether a
+ * message is already here in real time (the processes run in any order) must not change the
+ * virtual times, and a rank needs its receives in the order its program posted them. */
+static int may_complete(vclk v, sreq *r) {
+    if (!v.ops || r->m->f.arrive <= 0)
+        return 1;
+    if (!pg__vclock_blocked())
+        return 0;
+    pthread_mutex_lock(&S.mu);
+    int oldest = S.posted == r;
+    pthread_mutex_unlock(&S.mu);
+    return oldest;
+}
+
+/* r out of the posted receives (it completed or was cancelled). */
+static void unpost(sreq *r) {
+    pthread_mutex_lock(&S.mu);
+    for (sreq **pp = &S.posted; *pp; pp = &(*pp)->pnext)
+        if (*pp == r) {
+            *pp = r->pnext;
+            break;
+        }
+    pthread_mutex_unlock(&S.mu);
 }
 
 static pg_status s_test(pg__net_req *req, int *done) {
@@ -692,7 +733,7 @@ static pg_status s_test(pg__net_req *req, int *done) {
     if (!r->recv) {
         if (r->id) { /* rendezvous: complete once its K_ACK was answered */
             vclk v = vc_enter();
-            progress(v, 0);
+            progress(v, pg__vclock_blocked());
             vc_leave(v);
             pthread_mutex_lock(&S.send_mu);
             int sent = r->sent;
@@ -705,10 +746,16 @@ static pg_status s_test(pg__net_req *req, int *done) {
         return PG_OK;
     }
     vclk v = vc_enter();
-    progress(v, 0);
+    progress(v, pg__vclock_blocked());
     if (!r->m) {
         pthread_mutex_lock(&S.mu);
-        r->m = take(r->chan, r->peer, r->tag);
+        if (r->peer < 0)
+            r->m = take(r->chan, r->peer, r->tag);
+        else /* as MPI matches: the messages come, in the order the receives were posted, not
+              * the order they are tested in (core/ranks.c may post one before it tests older) */
+            for (sreq *q = S.posted; q; q = q->pnext)
+                if (!q->m)
+                    q->m = take(q->chan, q->peer, q->tag);
         pthread_mutex_unlock(&S.mu);
         if (!r->m) {
             vc_leave(v);
@@ -722,16 +769,19 @@ static pg_status s_test(pg__net_req *req, int *done) {
                        "simulated cluster: a message of %llu bytes from rank %d for a receive of "
                        "%zu bytes (truncated)",
                        (unsigned long long)r->m->f.bytes, r->m->f.src, r->bytes);
-    else if (r->m->f.rndv && !(d = rendezvous(v, r))) {
+    else if (!may_complete(v, r) || (r->m->f.rndv && !(d = rendezvous(v, r)))) {
         vc_leave(v);
         return PG_OK;
     } else {
+        if (v.ops && r->m->f.arrive > 0)
+            pg__vclock_set_blocked(0); /* one message per blocked look */
         if (r->buf)
             memcpy(r->buf, r->m->data, r->m->f.bytes);
         arrived(v, d ? &d->f : &r->m->f);
     }
     vc_leave(v);
-    pg__free(d);
+    unpost(r);
+    pg__free(r->d);
     pg__free(r->m);
     pg__free(r);
     *done = 1;
@@ -794,6 +844,9 @@ static void s_cancel(pg__net_req *req) {
             }
         pthread_mutex_unlock(&S.send_mu);
     }
+    if (r->recv)
+        unpost(r);
+    pg__free(r->d);
     pg__free(r->m);
     pg__free(r);
 }
