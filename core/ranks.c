@@ -1142,9 +1142,18 @@ static pg_status wait_poll(void *ctx, int *done) {
         pg__vclock_set_blocked(0);
     }
     /* A send's value on the host (its device's copy done): the event is watched here, without
-     * the runtime's lock, so that the message goes at once. */
-    for (int i = 0; !*done && i < r->nx; i++)
-        *done = r->xs[i]->ev && w->rt->ops->event_done(w->rt->b, r->xs[i]->ev);
+     * the runtime's lock, so that the message goes at once. Not a send held behind an older one
+     * to the same peer (sends to a peer go in program order): its copy, done, would end every
+     * poll at once, and the wait would spin until the older copy ends. */
+    for (int i = 0; !*done && i < r->nx; i++) {
+        const xfer *x = r->xs[i];
+        if (!x->ev || !w->rt->ops->event_done(w->rt->b, x->ev))
+            continue;
+        int behind = 0;
+        for (int j = 0; j < i && !behind; j++)
+            behind = r->xs[j]->send && r->xs[j]->peer == x->peer;
+        *done = !behind;
+    }
     pthread_mutex_unlock(&r->mu);
     uint64_t now = pg__now_ns();
     if (!*done) /* now and then the lock is taken again to look at the rest */

@@ -12,7 +12,7 @@ out=$("$top" --json)
 hold="$2/../tests/c/test_node"
 if [ -x "$hold" ]; then
   fifo="$dir/in"; mkfifo "$fifo"
-  "$hold" child hold < "$fifo" > "$dir/out" &
+  PG_SHARE=node "$hold" child hold < "$fifo" > "$dir/out" & # joins even where PG_SHARE=off is exported
   pid=$!
   exec 3> "$fifo"
   i=0; while ! grep -q ready "$dir/out" 2>/dev/null; do i=$((i+1)); [ $i -lt 600 ] || exit 1; sleep 0.1; done
