@@ -25,7 +25,9 @@ LIBRARY_DIRS = ["base", "core", "dag", "node", "policies", "devices", "devices/h
                 "devices/sim", "nvrtc", "net", "linalg"]
 # The wheel is single-process: MPI's transport needs the MPI it was built against (several ranks
 # from Python take the CMake build, whose library links the MPI CMake found).
-LEFT_OUT = {os.path.join("net", "mpi_transport.c")}
+# Nor the simulated cluster's transport (tools/sim_cluster.py), which takes the pg__net_* names
+# only in the CMake build (it renames the real transport's functions there).
+LEFT_OUT = {os.path.join("net", "mpi_transport.c"), os.path.join("net", "sim_transport.c")}
 
 
 def sources():
