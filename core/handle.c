@@ -202,6 +202,22 @@ pg__runtime *pg__enter_runtime(pg_runtime *h, const char *fn) {
     return pg__enter((uint64_t)(uintptr_t)h, PG__H_RUNTIME, fn, &rt) ? rt : NULL;
 }
 
+pg__runtime *pg__enter_device(pg_runtime *h, int device, const char *fn, pg_status *st) {
+    pg__runtime *rt = pg__enter_runtime(h, fn);
+    if (!rt) {
+        *st = PG_ERROR_STATE;
+        return NULL;
+    }
+    if (device < 0 || device >= rt->ndev) {
+        *st = pg__error(PG_ERROR_ARGUMENT, "%s: no device %d (the runtime has 0..%d)", fn, device,
+                        rt->ndev - 1);
+        pg__leave(rt);
+        return NULL;
+    }
+    *st = PG_OK;
+    return rt;
+}
+
 void pg__lock(pg__runtime *rt) {
     pthread_mutex_lock(&rt->mu);
 }

@@ -28,6 +28,9 @@ void *pg__enter(uint64_t h, int kind, const char *fn, pg__runtime **rt);
 pg__array *pg__enter_array(pg_array *h, const char *fn);
 pg__kernel *pg__enter_kernel(pg_kernel *h, const char *fn);
 pg__runtime *pg__enter_runtime(pg_runtime *h, const char *fn);
+/* pg__enter_runtime for a call about one of its devices: NULL (with *st) when h is not a live
+ * runtime or device is not one of its devices. */
+pg__runtime *pg__enter_device(pg_runtime *h, int device, const char *fn, pg_status *st);
 void pg__leave(pg__runtime *rt); /* unlock and unpin */
 /* The lock inside a call that entered (it stays pinned): dropped around what must not hold it
  * (a copy to the user's memory, a compile, a wait on a device) and taken again; and by the close,

@@ -491,29 +491,13 @@ pg_status pg_runtime_model_sample(pg_runtime *h, const char *kernel, int device,
 
 /* ---- for libraries on the API (linalg/) */
 
-static pg__runtime *enter_device(pg_runtime *h, int device, const char *fn, pg_status *st) {
-    pg__runtime *rt = pg__enter_runtime(h, fn);
-    if (!rt) {
-        *st = PG_ERROR_STATE;
-        return NULL;
-    }
-    if (device < 0 || device >= rt->ndev) {
-        *st = pg__error(PG_ERROR_ARGUMENT, "%s: no device %d (the runtime has 0..%d)", fn, device,
-                        rt->ndev - 1);
-        pg__leave(rt);
-        return NULL;
-    }
-    *st = PG_OK;
-    return rt;
-}
-
 pg_status pg_runtime_model_predict(pg_runtime *h, const char *kernel, int device, uint64_t bytes,
                                    uint64_t *ns) {
     pg__error_clear();
     if (!kernel || !ns)
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_model_predict: kernel and ns are required");
     pg_status st;
-    pg__runtime *rt = enter_device(h, device, "pg_runtime_model_predict", &st);
+    pg__runtime *rt = pg__enter_device(h, device, "pg_runtime_model_predict", &st);
     if (!rt)
         return st;
     int64_t p = pg__models_predict(rt, kernel, device, bytes);
@@ -527,7 +511,7 @@ pg_status pg_runtime_model_class(pg_runtime *h, int device, char *out, size_t ca
     if (!out || !cap)
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_model_class: out and cap are required");
     pg_status st;
-    pg__runtime *rt = enter_device(h, device, "pg_runtime_model_class", &st);
+    pg__runtime *rt = pg__enter_device(h, device, "pg_runtime_model_class", &st);
     if (!rt)
         return st;
     snprintf(out, cap, "%s", rt->model_class[rt->dev_model_class[device]]);
@@ -541,7 +525,7 @@ pg_status pg_runtime_device_throughput(pg_runtime *h, int device, double *thread
         return pg__error(PG_ERROR_ARGUMENT,
                          "pg_runtime_device_throughput: threads_per_s must not be NULL");
     pg_status st;
-    pg__runtime *rt = enter_device(h, device, "pg_runtime_device_throughput", &st);
+    pg__runtime *rt = pg__enter_device(h, device, "pg_runtime_device_throughput", &st);
     if (!rt)
         return st;
     *threads = threads_per_s(&rt->dev[device].info);

@@ -347,22 +347,6 @@ pg_status pg_policy_register(const char *name, const pg_device_policy *policy) {
 
 /* ---- for libraries on the API (linalg/): what a device is, state per runtime */
 
-static pg__runtime *enter_device(pg_runtime *h, int device, const char *fn, pg_status *st) {
-    pg__runtime *rt = pg__enter_runtime(h, fn);
-    if (!rt) {
-        *st = PG_ERROR_STATE;
-        return NULL;
-    }
-    if (device < 0 || device >= rt->ndev) {
-        *st = pg__error(PG_ERROR_ARGUMENT, "%s: no device %d (the runtime has 0..%d)", fn, device,
-                        rt->ndev - 1);
-        pg__leave(rt);
-        return NULL;
-    }
-    *st = PG_OK;
-    return rt;
-}
-
 pg_status pg_runtime_devices_usable(pg_runtime *h, uint32_t *mask) {
     pg__error_clear();
     if (!mask)
@@ -384,7 +368,7 @@ pg_status pg_runtime_device_memory(pg_runtime *h, int device, uint64_t *bytes) {
     if (!bytes)
         return pg__error(PG_ERROR_ARGUMENT, "pg_runtime_device_memory: bytes must not be NULL");
     pg_status st;
-    pg__runtime *rt = enter_device(h, device, "pg_runtime_device_memory", &st);
+    pg__runtime *rt = pg__enter_device(h, device, "pg_runtime_device_memory", &st);
     if (!rt)
         return st;
     /* What core/evict.c keeps a device's buffers under. */
