@@ -144,7 +144,7 @@ pg_status pg__power_init(pg__runtime *rt) {
         if (pd->nvml && pd->injected_w > 0)
             pg__log(rt, 1, "device %d: NVML gives its power; power_watts' %g W is not used", d,
                     pd->injected_w);
-        else if (rt->dev[d].info.kind == PG_DEVICE_CUDA && !pd->nvml && !pd->injected_w)
+        else if (rt->dev[d].info.device_class == PG_CLASS_GPU && !pd->nvml && !pd->injected_w)
             pg__log(rt, 1,
                     "device %d: no power figure (NVML absent or not serving it): energy unknown; "
                     "power_watts can give one",

@@ -49,7 +49,7 @@ void pg__power_greedy(int n, const double *perf, const double *watts, double lim
  * their worker threads. Comparable between devices of one backend, which is all a runtime has. */
 static double nominal(const pg_device_info *i) {
     double sms = i->multiprocessors > 0 ? i->multiprocessors : 1;
-    return i->kind == PG_DEVICE_CUDA && i->clock_khz ? sms * i->clock_khz : sms;
+    return i->device_class == PG_CLASS_GPU && i->clock_khz ? sms * i->clock_khz : sms;
 }
 
 static void list_devices(char *out, size_t cap, const int *devs, int n) {

@@ -19,6 +19,7 @@ RANK = {"base": 0, "nvrtc": 1, "devices": 2, "net": 2, "dag": 3, "node": 3, "pol
 # Layers that may reach only some of the layers below them (and the public header).
 ONLY = {"linalg": {"base"}}
 PUBLIC = "core/polygpu.h"
+KIND_BRANCH = re.compile(r"\bPG_DEVICE_(?:CPU|CUDA)\b")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -49,6 +50,12 @@ def main(root):
                 path = os.path.relpath(os.path.join(d, n), root)
                 files += 1
                 src = open(os.path.join(root, path), encoding="utf-8", errors="replace").read()
+                # Core asks the registry and the devices' capabilities (device_class,
+                # backend): a branch on a device kind there is a backend named in the engine.
+                if layer(path) in ("core", "linalg") and path != PUBLIC and KIND_BRANCH.search(src):
+                    bad.append(f"{path}: branches on a device kind "
+                               f"({KIND_BRANCH.search(src).group(0)}): ask device_class or the "
+                               f"backend registry (devices/registry.h)")
                 for name in INCLUDE.findall(src):
                     target = resolve(root, path, name)
                     if target is None or target == PUBLIC:
@@ -65,7 +72,7 @@ def main(root):
                                    f"{', '.join(sorted(ONLY[a]))})")
     for line in bad:
         print(line)
-    print(f"check_layers: {files} files, {len(bad)} include(s) against the layer order")
+    print(f"check_layers: {files} files, {len(bad)} include(s) against the layer order or kind branches")
     return 1 if bad else 0
 
 
