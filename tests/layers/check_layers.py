@@ -8,8 +8,9 @@ The public header core/polygpu.h is the vocabulary every layer shares (its types
 codes), so any file may include it; bindings include nothing else of the library. linalg/ (the
 features built on the runtime: the tiled GEMM, the BLAS tasks) is a user of the public API, as
 cuBLASXt is of cuBLAS: below itself it may include only base/ (the error message, the
-allocation door) and core/polygpu.h. Prints each include against the order and exits 1 if
-there is one."""
+allocation door) and core/polygpu.h. Also: no file of core/ or linalg/ names a device kind
+(PG_DEVICE_CPU/CUDA): they ask a device's capabilities (device_class, the backend registry). Prints
+each include against the order (and each kind branch) and exits 1 if there is one."""
 import os
 import re
 import sys
