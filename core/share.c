@@ -4,6 +4,7 @@
 #include "core/waits.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static pthread_mutex_t lang_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -15,9 +16,13 @@ void pg_node_language_set(const char *name) {
     pthread_mutex_unlock(&lang_mu);
 }
 
+_Atomic int pg__share_homes;
+
 void pg__share_open(pg__runtime *rt) {
     if (!rt->opt.share)
         return;
+    const char *h = getenv("PG_NODE_HOMES");
+    atomic_store(&pg__share_homes, h && !strcmp(h, "1"));
     char keys[PG_MAX_DEVICES][64];
     const char *kp[PG_MAX_DEVICES];
     for (int d = 0; d < rt->ndev; d++) {

@@ -41,13 +41,20 @@ static inline uint32_t pg__share_room(pg__runtime *rt, const pg__comp *c, uint32
                                                  : candidates;
 }
 
-/* The candidates this runtime keeps to beside other busy processes (core/place.c): its home
- * device and the devices no other busy client calls home (node/node.h), unless that leaves
- * none. Processes time-share a GPU (no MPS: kernels of different processes do not overlap),
- * so 4 processes each spreading over 2 GPUs put 4 contexts on each where pinning puts 2:
- * 0.60-0.77x pinning's speed on MCL's Fig. 8 (4 x H200, 2026-11-28). All of them alone. */
+/* PG_NODE_HOMES=1 at a runtime's join: placement keeps to homes (below). Off by default: on 2 x
+ * H200 (2026-11-28, MCL's Fig. 8, 4 processes) homes made the shared node 0.70-0.99x static
+ * pinning and slower than every process spreading over both GPUs with sharing off in 4 of 5
+ * mixes (benchmarks/results/2026-11-28-h200x2-node-homes): a freed GPU is taken only when
+ * every process on it has left, and homes follow join order. */
+extern _Atomic int pg__share_homes;
+
+/* The candidates this runtime keeps to beside other busy processes (core/place.c), where
+ * homes are on: its home device and the devices no other busy client calls home
+ * (node/node.h), unless that leaves none (processes time-share a GPU without MPS, so 4
+ * processes each spreading over 2 GPUs put 4 contexts on each where pinning puts 2). */
 static inline uint32_t pg__share_home(pg__runtime *rt, uint32_t candidates) {
-    if (!rt->node || pg__node_alone(rt->node))
+    if (!rt->node || !atomic_load_explicit(&pg__share_homes, memory_order_relaxed) ||
+        pg__node_alone(rt->node))
         return candidates;
     uint32_t m = candidates & pg__node_home_mask(rt->node);
     return m ? m : candidates;

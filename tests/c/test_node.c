@@ -417,6 +417,7 @@ static void settle_and_spread(void) {
     enum { P = 4 };
     child c[P];
     char line[256];
+    setenv("PG_NODE_HOMES", "1", 1); /* homes are off by default (core/share.h) */
     for (int i = 0; i < P; i++) { /* all join before any is busy, as processes started together */
         c[i] = spawn("settle", i == 0 ? "1" : "0", 0);
         CHECK(!strcmp(next_line(&c[i], 60000, line, sizeof line), "joined\n"));
@@ -454,6 +455,7 @@ static void settle_and_spread(void) {
         tell(&c[i], "bye");
         CHECK(finish(&c[i]) == 0);
     }
+    unsetenv("PG_NODE_HOMES");
 }
 
 /* Three clients of host:0 and host:1 (in this process): homes 0, 1, 0. The one homed on
