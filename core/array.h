@@ -7,9 +7,6 @@
 #include "core/objects.h"
 
 /* ---- arrays (core/array.c) */
-static inline void pg__array_ref(pg__array *a) {
-    a->refs++;
-}
 void pg__array_unref(pg__array *a);
 /* rt->arrays, the live handles (a root or a view each) */
 pg_status pg__array_add_live(pg__runtime *rt, pg__array *a);

@@ -241,6 +241,13 @@ struct pg__array {
     void *release_ctx;
 };
 
+/* A reference to an array (rt->mu held): here with the struct, not in core/array.h, since the
+ * computations that hold their arguments (core/comp.c) sit below the array module; the last
+ * reference goes through pg__array_unref (core/array.c), which frees. */
+static inline void pg__array_ref(pg__array *a) {
+    a->refs++;
+}
+
 /* ---- kernels */
 struct pg__kernel {
     pg__runtime *rt;
