@@ -3,11 +3,11 @@
  * expressions, so C++ and extern "C" kernels and templates all work; caches on disk. */
 #include "nvrtc/nvrtc_compile.h"
 #include "base/alloc.h"
+#include "base/dl_find.h"
 #include "base/error.h"
 #include "nvrtc/kernel_cache.h"
 
 #include <dlfcn.h>
-#include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,21 +40,11 @@ static char version[32];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void *try_open(const char *path) {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    size_t n = strlen(where);
-    if (n < sizeof where - 2)
-        snprintf(where + n, sizeof where - n, "%s%s", n ? ", " : "", path);
-    return h;
+    return pg__dl_try(where, sizeof where, path);
 }
 
 static void *open_glob(const char *pattern) {
-    glob_t g;
-    void *h = NULL;
-    if (glob(pattern, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc && !h; i++)
-            h = try_open(g.gl_pathv[i]);
-    globfree(&g);
-    return h;
+    return pg__dl_glob(where, sizeof where, pattern, 0);
 }
 
 static void *find_nvrtc(void) {

@@ -9,10 +9,10 @@
 #include "devices/cuda/cu_cupti_abi.h"
 
 #include "base/alloc.h"
+#include "base/dl_find.h"
 #include "base/error.h"
 
 #include <dlfcn.h>
-#include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,23 +93,11 @@ static const char *describe(pg__cupti_result r) {
 }
 
 static void *try_open(const char *path) {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    size_t n = strlen(where);
-    if (n < sizeof where - 2)
-        snprintf(where + n, sizeof where - n, "%s%s", n ? ", " : "", path);
-    return h;
+    return pg__dl_try(where, sizeof where, path);
 }
 
 static void *open_glob(const char *pattern) {
-    glob_t g;
-    void *h = NULL;
-    if (glob(pattern, 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc && !h; i++)
-            h = try_open(g.gl_pathv[i]);
-    else
-        try_open(pattern); /* named among the places looked in */
-    globfree(&g);
-    return h;
+    return pg__dl_glob(where, sizeof where, pattern, 1);
 }
 
 /* PG_CUPTI_PATH alone when set (a test double, or a choice); else the toolkit (CUDA 13 puts
